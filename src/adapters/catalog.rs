@@ -1,0 +1,35 @@
+//! Built-in vendor profiles (`adapters/`) and field mappings (`mappings/`),
+//! embedded so the binary works on its own; configs may also point at files.
+
+pub const PROFILES: &[&str] = &["cdk-fortellis"];
+pub const MAPPINGS: &[&str] = &["cdk-inventory", "homenet-csv", "google-vehicle-listings"];
+
+pub fn builtin_profile(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "cdk-fortellis" => include_str!("../../adapters/cdk-fortellis.toml"),
+        _ => return None,
+    })
+}
+
+pub fn builtin_mapping(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "cdk-inventory" => include_str!("../../mappings/cdk-inventory.toml"),
+        "homenet-csv" => include_str!("../../mappings/homenet-csv.toml"),
+        "google-vehicle-listings" => include_str!("../../mappings/google-vehicle-listings.toml"),
+        _ => return None,
+    })
+}
+
+/// A reference with a path separator or a `.toml` suffix names a file, not a built-in.
+pub fn is_file_reference(reference: &str) -> bool {
+    reference.contains('/') || reference.ends_with(".toml")
+}
+
+/// Reads a profile or mapping: a built-in by name, else a file relative to `base`.
+pub fn read(reference: &str, base: &std::path::Path, builtin: fn(&str) -> Option<&'static str>) -> Result<String, String> {
+    if !is_file_reference(reference) {
+        return builtin(reference).map(str::to_owned).ok_or_else(|| format!("no built-in {reference:?}"));
+    }
+    let path = base.join(reference);
+    std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}

@@ -1,0 +1,227 @@
+//! The inventory feed adapter kind: a CSV/TSV file polled over HTTP with
+//! conditional requests. A unit that disappears from the feed has been sold.
+
+mod parse;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use reqwest::StatusCode;
+use reqwest::header::{ETAG, HeaderName, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
+use secrecy::SecretString;
+use tokio::sync::{Mutex, RwLock};
+use tokio_util::sync::CancellationToken;
+
+pub use parse::parse_rows;
+
+use super::http::{self, status_error};
+use super::mapping::{MapContext, MappedUnit, VehicleMapping, map_vehicle};
+use super::rest::DealershipContext;
+use super::rest::template::{Template, TemplateContext};
+use super::{AdapterError, InventorySnapshot, SoldUnit, UpstreamAdapter, catalog};
+use crate::config::{FeedUpstreamConfig, resolve_secret};
+use crate::model::Domain;
+
+/// A feed upstream for one dealership. Cheap to clone; clones share state.
+#[derive(Clone)]
+pub struct FeedAdapter {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    url: String,
+    headers: Vec<(HeaderName, String)>,
+    mapping: VehicleMapping,
+    dealership: DealershipContext,
+    refresh_interval: Duration,
+    state: RwLock<FeedState>,
+    /// Serialises refreshes so a burst of first calls fetches the feed once.
+    refreshing: Mutex<()>,
+}
+
+#[derive(Default)]
+struct FeedState {
+    snapshot: Option<Arc<InventorySnapshot>>,
+    etag: Option<String>,
+    last_modified: Option<String>,
+    /// Units seen in an earlier version of the feed and gone since: sold.
+    disappeared: BTreeMap<String, SoldUnit>,
+}
+
+impl FeedAdapter {
+    pub fn build(dealership: DealershipContext, config: &FeedUpstreamConfig, base: &Path) -> Result<Self, Vec<String>> {
+        let mut errors = Vec::new();
+        let mapping = catalog::read(&config.mapping, base, catalog::builtin_mapping)
+            .map_err(|e| vec![e])
+            .and_then(|t| VehicleMapping::from_toml(&t))
+            .map_err(|e| e.into_iter().map(|e| format!("mapping {}: {e}", config.mapping)).collect::<Vec<_>>());
+        let secrets: BTreeMap<String, SecretString> = config
+            .secrets
+            .iter()
+            .filter_map(|(k, v)| resolve_secret(v, base).map_err(|e| errors.push(format!("secrets.{k}: {e}"))).ok().map(|s| (k.clone(), s)))
+            .collect();
+        let vars = BTreeMap::new();
+        let ctx = TemplateContext { vars: &vars, secrets: &secrets, dealership_id: &dealership.id };
+        let headers = config
+            .headers
+            .iter()
+            .filter_map(|(name, value)| {
+                let header = HeaderName::try_from(name.as_str()).map_err(|_| errors.push(format!("headers.{name}: not a header name"))).ok()?;
+                let value = Template::compile(value, &ctx).map_err(|e| errors.push(format!("headers.{name}: {e}"))).ok()?;
+                Some((header, value.render(&ctx)))
+            })
+            .collect();
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .user_agent(concat!("dms-bridge/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| vec![format!("http client: {e}")])?;
+        let mapping = match mapping {
+            Ok(m) => m,
+            Err(mut e) => {
+                errors.append(&mut e);
+                return Err(errors);
+            }
+        };
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let inner = Inner {
+            http,
+            url: config.url.clone(),
+            headers,
+            mapping,
+            dealership,
+            refresh_interval: config.refresh_interval,
+            state: RwLock::new(FeedState::default()),
+            refreshing: Mutex::new(()),
+        };
+        Ok(Self { inner: Arc::new(inner) })
+    }
+
+    /// Polls the feed every `refresh_interval` until `cancel` fires.
+    pub fn spawn_refresh(&self, cancel: CancellationToken) {
+        let adapter = self.clone();
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(adapter.inner.refresh_interval);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = cancel.cancelled() => break,
+                    _ = ticker.tick() => {
+                        if let Err(e) = adapter.refresh().await {
+                            tracing::warn!(url = %adapter.inner.url, error = %e, "Feed refresh failed; serving the last good copy.");
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /// Fetches the feed (conditionally) and replaces the snapshot if it changed.
+    pub async fn refresh(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {
+        let _guard = self.inner.refreshing.lock().await;
+        let (etag, last_modified) = {
+            let state = self.inner.state.read().await;
+            (state.etag.clone(), state.last_modified.clone())
+        };
+        let mut request = self.inner.http.get(&self.inner.url);
+        for (name, value) in &self.inner.headers {
+            request = request.header(name, value);
+        }
+        if let Some(etag) = &etag {
+            request = request.header(IF_NONE_MATCH, etag);
+        }
+        if let Some(lm) = &last_modified {
+            request = request.header(IF_MODIFIED_SINCE, lm);
+        }
+        let fetched_at = Utc::now();
+        let reply = http::send(request).await?;
+        if reply.status == StatusCode::NOT_MODIFIED {
+            if let Some(snapshot) = self.inner.state.read().await.snapshot.clone() {
+                return Ok(snapshot);
+            }
+        }
+        if !reply.status.is_success() {
+            return Err(status_error(reply.status, &reply.headers, None));
+        }
+        let header = |name| reply.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let (new_etag, new_last_modified) = (header(ETAG), header(LAST_MODIFIED));
+        let verified_at = verified_at(new_last_modified.as_deref(), fetched_at);
+        let rows = parse_rows(&reply.body, self.inner.mapping.feed_format)?;
+        let snapshot = self.apply_rows(&rows, verified_at, fetched_at, new_etag, new_last_modified).await?;
+        Ok(snapshot)
+    }
+
+    async fn apply_rows(
+        &self,
+        rows: &[serde_json::Value],
+        verified_at: DateTime<Utc>,
+        fetched_at: DateTime<Utc>,
+        etag: Option<String>,
+        last_modified: Option<String>,
+    ) -> Result<Arc<InventorySnapshot>, AdapterError> {
+        let d = &self.inner.dealership;
+        let ctx = MapContext { dealership_id: &d.id, currency: &d.currency, timezone: d.timezone, verified_at };
+        let mut skipped = 0usize;
+        let units: Vec<MappedUnit> = rows
+            .iter()
+            .filter_map(|row| map_vehicle(&self.inner.mapping, row, &ctx).map_err(|_| skipped += 1).ok())
+            .collect();
+        if units.is_empty() && !rows.is_empty() {
+            return Err(AdapterError::InvalidResponse("no feed row could be mapped".into()));
+        }
+        if skipped > 0 {
+            tracing::warn!(url = %self.inner.url, skipped, "Skipped feed rows the mapping cannot read.");
+        }
+        let mut state = self.inner.state.write().await;
+        let mut snapshot = InventorySnapshot::from_units(units, fetched_at);
+        let present = |s: &InventorySnapshot, id: &str| s.listed.iter().any(|v| v.id == id) || s.sold.iter().any(|x| x.id == id);
+        let gone: Vec<SoldUnit> = state
+            .snapshot
+            .iter()
+            .flat_map(|previous| previous.listed.iter())
+            .filter(|v| !present(&snapshot, &v.id))
+            .map(|v| SoldUnit { id: v.id.clone(), vin: v.vin.clone(), stock: v.stock.clone() })
+            .collect();
+        for unit in gone {
+            state.disappeared.insert(unit.id.clone(), unit);
+        }
+        // A unit that comes back (a deal fell through) is listed again.
+        state.disappeared.retain(|id, _| !snapshot.listed.iter().any(|v| &v.id == id));
+        let extra: Vec<SoldUnit> = state.disappeared.values().filter(|s| !present(&snapshot, &s.id)).cloned().collect();
+        snapshot.sold.extend(extra);
+        tracing::info!(url = %self.inner.url, listed = snapshot.listed.len(), sold = snapshot.sold.len(), "Feed loaded.");
+        let snapshot = Arc::new(snapshot);
+        state.snapshot = Some(snapshot.clone());
+        state.etag = etag;
+        state.last_modified = last_modified;
+        Ok(snapshot)
+    }
+}
+
+/// A feed vouches for its contents as of its `Last-Modified`, never later than we read it.
+fn verified_at(last_modified: Option<&str>, fetched_at: DateTime<Utc>) -> DateTime<Utc> {
+    last_modified
+        .and_then(|lm| DateTime::parse_from_rfc2822(lm).ok())
+        .map(|lm| lm.with_timezone(&Utc).min(fetched_at))
+        .unwrap_or(fetched_at)
+}
+
+impl UpstreamAdapter for FeedAdapter {
+    fn domains(&self) -> &[Domain] {
+        &[Domain::Inventory]
+    }
+
+    async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {
+        if let Some(snapshot) = self.inner.state.read().await.snapshot.clone() {
+            return Ok(snapshot);
+        }
+        // Never loaded yet (start-up, or every load so far failed): load now.
+        self.refresh().await
+    }
+}

@@ -1,0 +1,70 @@
+//! HTTP plumbing shared by adapter kinds: bounded body reads and the mapping of
+//! transport failures and status codes onto [`AdapterError`].
+
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, RETRY_AFTER};
+
+use super::AdapterError;
+
+/// Largest upstream body read into memory; a bigger one is refused, not buffered.
+pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// A completed upstream exchange.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+/// Sends `request` and reads the whole body (up to [`MAX_BODY_BYTES`]).
+pub async fn send(request: reqwest::RequestBuilder) -> Result<Reply, AdapterError> {
+    let mut response = request.send().await.map_err(transport_error)?;
+    let status = response.status();
+    let headers = response.headers().clone();
+    let mut body = BytesMut::new();
+    while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(AdapterError::InvalidResponse(format!("body larger than {MAX_BODY_BYTES} bytes")));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Reply { status, headers, body: body.freeze() })
+}
+
+/// Classifies a non-success status. `vendor_code` is a code the profile recognised.
+pub fn status_error(status: StatusCode, headers: &HeaderMap, vendor_code: Option<String>) -> AdapterError {
+    match status.as_u16() {
+        401 | 403 => AdapterError::Unauthorized { status: status.as_u16() },
+        408 | 504 => AdapterError::Timeout,
+        429 => AdapterError::RateLimited { retry_after: retry_after(headers) },
+        500..=599 => AdapterError::Unavailable(format!("HTTP {}", status.as_u16())),
+        code => AdapterError::Rejected { status: code, vendor_code },
+    }
+}
+
+/// `Retry-After` as seconds or an HTTP date.
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let delta = when.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    delta.to_std().ok()
+}
+
+fn transport_error(e: reqwest::Error) -> AdapterError {
+    if e.is_timeout() {
+        AdapterError::Timeout
+    } else if e.is_connect() {
+        AdapterError::Unavailable("connection failed".into())
+    } else if e.is_body() || e.is_decode() {
+        AdapterError::Unavailable("connection dropped while reading the answer".into())
+    } else {
+        AdapterError::Unavailable("request failed".into())
+    }
+}

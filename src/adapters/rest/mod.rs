@@ -1,0 +1,188 @@
+//! The declarative REST/JSON adapter kind: a vendor profile (`adapters/*.toml`)
+//! plus a field mapping (`mappings/*.toml`) drive every request.
+
+mod auth;
+mod fetch;
+pub mod profile;
+pub mod template;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use reqwest::header::HeaderName;
+use secrecy::SecretString;
+
+use self::auth::{OAuthClient, UpstreamAuth};
+use self::profile::{AuthSpec, ErrorSpec, OperationSpec, Profile};
+use self::template::{Template, TemplateContext};
+use super::mapping::{ValuePath, VehicleMapping};
+use super::{AdapterError, InventorySnapshot, UpstreamAdapter, catalog};
+use crate::config::{RestUpstreamConfig, resolve_secret};
+use crate::model::Domain;
+
+/// Who the adapter serves; records are mapped in this dealership's terms.
+#[derive(Debug, Clone)]
+pub struct DealershipContext {
+    pub id: String,
+    pub currency: String,
+    pub timezone: chrono_tz::Tz,
+}
+
+/// A built REST upstream for one dealership.
+pub struct RestAdapter {
+    http: reqwest::Client,
+    base_url: String,
+    profile_name: String,
+    domains: Vec<Domain>,
+    headers: Vec<(HeaderName, Template)>,
+    vars: BTreeMap<String, String>,
+    secrets: BTreeMap<String, SecretString>,
+    auth: UpstreamAuth,
+    errors: CompiledErrors,
+    inventory: Option<Operation>,
+    dealership: DealershipContext,
+}
+
+/// A profile operation with its templates and mapping compiled.
+struct Operation {
+    spec: OperationSpec,
+    query: Vec<(String, Template)>,
+    records: Option<ValuePath>,
+    mapping: VehicleMapping,
+}
+
+struct CompiledErrors {
+    spec: ErrorSpec,
+    code_paths: Vec<ValuePath>,
+    in_band: Option<ValuePath>,
+}
+
+impl RestAdapter {
+    /// Builds the adapter: reads the profile and mapping, resolves secrets and
+    /// compiles templates. No network I/O happens here.
+    pub fn build(dealership: DealershipContext, config: &RestUpstreamConfig, base: &Path) -> Result<Self, Vec<String>> {
+        let mut errors = Vec::new();
+        let profile = catalog::read(&config.profile, base, catalog::builtin_profile)
+            .and_then(|text| Profile::from_toml(&text))
+            .map_err(|e| vec![format!("profile: {e}")])?;
+        let mut secret = |name: &str, source: Option<&crate::config::SecretSource>| -> Option<SecretString> {
+            let source = source?;
+            resolve_secret(source, base).map_err(|e| errors.push(format!("{name}: {e}"))).ok()
+        };
+        let secrets: BTreeMap<String, SecretString> =
+            config.secrets.iter().filter_map(|(k, v)| Some((k.clone(), secret(&format!("secrets.{k}"), Some(v))?))).collect();
+        let client_id = secret("client_id", config.client_id.as_ref());
+        let client_secret = secret("client_secret", config.client_secret.as_ref());
+        let ctx = TemplateContext { vars: &config.vars, secrets: &secrets, dealership_id: &dealership.id };
+        let headers: Vec<(HeaderName, Template)> = profile
+            .headers
+            .iter()
+            .filter_map(|(name, value)| {
+                let header = HeaderName::try_from(name.as_str()).map_err(|_| errors.push(format!("profile headers.{name}: not a header name"))).ok()?;
+                let template = Template::compile(value, &ctx).map_err(|e| errors.push(format!("profile headers.{name}: {e}"))).ok()?;
+                Some((header, template))
+            })
+            .collect();
+        let inventory = profile.inventory.as_ref().and_then(|spec| compile_operation(spec, &ctx, base, &mut errors));
+        let auth = build_auth(&profile.auth, config, client_id, client_secret, &mut errors);
+        let compiled_errors = compile_errors(&profile.errors, &mut errors);
+        if profile.domains.contains(&Domain::Inventory) && profile.inventory.is_none() {
+            errors.push("profile: lists the inventory domain but has no [inventory] operation".into());
+        }
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .user_agent(concat!("dms-bridge/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| vec![format!("http client: {e}")])?;
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(Self {
+            http,
+            base_url: config.base_url.trim_end_matches('/').to_owned(),
+            profile_name: profile.name.clone(),
+            domains: profile.domains.clone(),
+            headers,
+            vars: config.vars.clone(),
+            secrets,
+            auth: auth.unwrap_or(UpstreamAuth::None),
+            errors: compiled_errors,
+            inventory,
+            dealership,
+        })
+    }
+
+    pub fn profile_name(&self) -> &str {
+        &self.profile_name
+    }
+}
+
+/// Compiles an operation's query templates, records path and mapping.
+fn compile_operation(spec: &OperationSpec, ctx: &TemplateContext<'_>, base: &Path, errors: &mut Vec<String>) -> Option<Operation> {
+    let mut query = Vec::new();
+    for (k, v) in &spec.query {
+        match Template::compile(v, ctx) {
+            Ok(t) => query.push((k.clone(), t)),
+            Err(e) => errors.push(format!("profile inventory.query.{k}: {e}")),
+        }
+    }
+    let mapping = catalog::read(&spec.mapping, base, catalog::builtin_mapping)
+        .map_err(|e| vec![e])
+        .and_then(|text| VehicleMapping::from_toml(&text))
+        .map_err(|e| errors.extend(e.into_iter().map(|e| format!("mapping {}: {e}", spec.mapping))))
+        .ok()?;
+    let records = match spec.records.as_str() {
+        "" => None,
+        path => Some(ValuePath::parse(path).map_err(|e| errors.push(format!("profile inventory.records: {e}"))).ok()?),
+    };
+    Some(Operation { spec: spec.clone(), query, records, mapping })
+}
+
+fn build_auth(
+    spec: &AuthSpec,
+    config: &RestUpstreamConfig,
+    client_id: Option<SecretString>,
+    client_secret: Option<SecretString>,
+    errors: &mut Vec<String>,
+) -> Option<UpstreamAuth> {
+    let mut need = |what: &str, value: Option<SecretString>| {
+        if value.is_none() {
+            errors.push(format!("{what}: required by the profile's auth"));
+        }
+        value
+    };
+    Some(match spec {
+        AuthSpec::None => UpstreamAuth::None,
+        AuthSpec::Basic => UpstreamAuth::Basic { user: need("client_id", client_id)?, password: need("client_secret", client_secret)? },
+        AuthSpec::Bearer => UpstreamAuth::Bearer(need("client_secret", client_secret)?),
+        AuthSpec::Oauth2ClientCredentials { client_auth, scope, token_path, expires_path, extra_form } => {
+            let id = need("client_id", client_id);
+            let secret = need("client_secret", client_secret);
+            let Some(token_url) = config.token_url.clone() else {
+                errors.push("token_url: required by the profile's oauth2_client_credentials auth".into());
+                return None;
+            };
+            let token_path = ValuePath::parse(token_path).map_err(|e| errors.push(format!("profile auth.token_path: {e}"))).ok();
+            let expires_path = ValuePath::parse(expires_path).map_err(|e| errors.push(format!("profile auth.expires_path: {e}"))).ok();
+            UpstreamAuth::OAuth(OAuthClient::new(token_url, id?, secret?, *client_auth, scope.clone(), token_path?, expires_path?, extra_form.clone()))
+        }
+    })
+}
+
+fn compile_errors(spec: &ErrorSpec, errors: &mut Vec<String>) -> CompiledErrors {
+    let code_paths = spec.code.iter().filter_map(|p| ValuePath::parse(p).map_err(|e| errors.push(format!("profile errors.code: {e}"))).ok()).collect();
+    let in_band = spec.in_band.as_ref().and_then(|b| ValuePath::parse(&b.path).map_err(|e| errors.push(format!("profile errors.in_band: {e}"))).ok());
+    CompiledErrors { spec: spec.clone(), code_paths, in_band }
+}
+
+impl UpstreamAdapter for RestAdapter {
+    fn domains(&self) -> &[Domain] {
+        &self.domains
+    }
+
+    async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {
+        let op = self.inventory.as_ref().ok_or(AdapterError::Unsupported)?;
+        self.list_inventory(op).await.map(Arc::new)
+    }
+}

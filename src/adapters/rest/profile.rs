@@ -1,0 +1,179 @@
+//! The vendor profile format (`adapters/*.toml`): how to authenticate, which
+//! headers to send, where each operation lives, how it pages and how the vendor
+//! reports errors. A new REST vendor is a profile plus a mapping, not Rust.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::model::Domain;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Domains the profile has operations for.
+    pub domains: Vec<Domain>,
+    #[serde(default)]
+    pub auth: AuthSpec,
+    /// Headers on every API call; values are templates (`{vars.x}`, `{secrets.x}`, `{uuid}`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    pub inventory: Option<OperationSpec>,
+    #[serde(default)]
+    pub errors: ErrorSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AuthSpec {
+    #[default]
+    None,
+    /// HTTP Basic with the instance's `client_id` / `client_secret`.
+    Basic,
+    /// A static bearer token: the instance's `client_secret`.
+    Bearer,
+    /// OAuth2 client credentials against the instance's `token_url`.
+    Oauth2ClientCredentials {
+        /// How the client authenticates to the token endpoint.
+        #[serde(default)]
+        client_auth: ClientAuth,
+        scope: Option<String>,
+        /// Where the token is in the answer (Tekion wraps it in `data`).
+        #[serde(default = "default_token_path")]
+        token_path: String,
+        #[serde(default = "default_expires_path")]
+        expires_path: String,
+        /// Extra form fields for the token request.
+        #[serde(default)]
+        extra_form: BTreeMap<String, String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientAuth {
+    #[default]
+    Basic,
+    Form,
+}
+
+fn default_token_path() -> String {
+    "/access_token".into()
+}
+
+fn default_expires_path() -> String {
+    "/expires_in".into()
+}
+
+/// A read operation returning a list of records.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperationSpec {
+    #[serde(default = "default_method")]
+    pub method: String,
+    /// Path appended to the instance's `base_url`.
+    pub path: String,
+    /// Fixed query parameters (templates allowed).
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    /// Where the records are in the answer; `""` when the answer is the array.
+    pub records: String,
+    /// Mapping (built-in name or file) for the records.
+    pub mapping: String,
+    #[serde(default)]
+    pub pagination: Pagination,
+}
+
+fn default_method() -> String {
+    "GET".into()
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Pagination {
+    #[default]
+    None,
+    /// `limit` / `offset` parameters; stops at `total` or a short page.
+    LimitOffset {
+        limit_param: String,
+        offset_param: String,
+        page_size: u32,
+        total: Option<String>,
+        #[serde(default = "default_max_pages")]
+        max_pages: u32,
+    },
+    /// `page` / `pageSize` parameters; stops at `total_pages` or a short page.
+    PageNumber {
+        page_param: String,
+        size_param: String,
+        page_size: u32,
+        #[serde(default = "default_first_page")]
+        first_page: u32,
+        total_pages: Option<String>,
+        #[serde(default = "default_max_pages")]
+        max_pages: u32,
+    },
+    /// An opaque next-page key read from each answer (Tekion `meta.nextFetchKey`).
+    Cursor {
+        cursor_param: String,
+        next: String,
+        size_param: Option<String>,
+        page_size: Option<u32>,
+        #[serde(default = "default_max_pages")]
+        max_pages: u32,
+    },
+}
+
+fn default_max_pages() -> u32 {
+    100
+}
+
+fn default_first_page() -> u32 {
+    1
+}
+
+/// How the vendor reports errors in bodies.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorSpec {
+    /// Paths to a vendor error code in an error (or in-band error) body.
+    #[serde(default)]
+    pub code: Vec<String>,
+    /// Known vendor codes and what they mean.
+    #[serde(default)]
+    pub codes: BTreeMap<String, ErrorClass>,
+    /// An error reported inside an HTTP 200 answer (`success: false`, `meta.status: failure`).
+    pub in_band: Option<InBandSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InBandSpec {
+    pub path: String,
+    /// The answer is an error when the value at `path` equals this…
+    pub equals: Option<Value>,
+    /// …or differs from this.
+    pub not_equals: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// The token is stale: fetch a new one and retry once.
+    Reauthenticate,
+    Unauthorized,
+    RateLimited,
+    Timeout,
+    Unavailable,
+    Rejected,
+}
+
+impl Profile {
+    pub fn from_toml(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| e.message().to_owned())
+    }
+}

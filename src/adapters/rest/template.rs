@@ -1,0 +1,100 @@
+//! Header and query templates: literal text with `{vars.NAME}`, `{secrets.NAME}`,
+//! `{uuid}` (fresh per request) and `{dealership_id}` placeholders, checked when
+//! the adapter is built so a typo fails at start, not on the first call.
+
+use std::collections::BTreeMap;
+
+use secrecy::{ExposeSecret, SecretString};
+
+#[derive(Debug, Clone)]
+enum Piece {
+    Text(String),
+    Var(String),
+    Secret(String),
+    Uuid,
+    DealershipId,
+}
+
+/// A compiled template.
+#[derive(Debug, Clone)]
+pub struct Template {
+    pieces: Vec<Piece>,
+}
+
+/// Values a template may use.
+pub struct TemplateContext<'a> {
+    pub vars: &'a BTreeMap<String, String>,
+    pub secrets: &'a BTreeMap<String, SecretString>,
+    pub dealership_id: &'a str,
+}
+
+impl Template {
+    pub fn compile(text: &str, ctx: &TemplateContext<'_>) -> Result<Self, String> {
+        let mut pieces = Vec::new();
+        let mut rest = text;
+        while let Some(start) = rest.find('{') {
+            if start > 0 {
+                pieces.push(Piece::Text(rest[..start].to_owned()));
+            }
+            let end = rest[start..].find('}').ok_or_else(|| format!("unclosed {{ in {text:?}"))? + start;
+            let name = &rest[start + 1..end];
+            pieces.push(match name.split_once('.') {
+                Some(("vars", var)) if ctx.vars.contains_key(var) => Piece::Var(var.to_owned()),
+                Some(("secrets", s)) if ctx.secrets.contains_key(s) => Piece::Secret(s.to_owned()),
+                None if name == "uuid" => Piece::Uuid,
+                None if name == "dealership_id" => Piece::DealershipId,
+                _ => return Err(format!("{{{name}}} is not defined (give it under vars or secrets)")),
+            });
+            rest = &rest[end + 1..];
+        }
+        if !rest.is_empty() {
+            pieces.push(Piece::Text(rest.to_owned()));
+        }
+        Ok(Self { pieces })
+    }
+
+    /// Renders the template. The result may contain a secret: never log it.
+    pub fn render(&self, ctx: &TemplateContext<'_>) -> String {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Var(v) => out.push_str(ctx.vars.get(v).map_or("", String::as_str)),
+                Piece::Secret(s) => out.push_str(ctx.secrets.get(s).map_or("", |s| s.expose_secret())),
+                Piece::Uuid => out.push_str(&uuid::Uuid::new_v4().to_string()),
+                Piece::DealershipId => out.push_str(ctx.dealership_id),
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_vars_secrets_and_fresh_uuids() {
+        let vars = BTreeMap::from([("sub".to_owned(), "S-1".to_owned())]);
+        let secrets = BTreeMap::from([("key".to_owned(), SecretString::from("k"))]);
+        let ctx = TemplateContext { vars: &vars, secrets: &secrets, dealership_id: "d1" };
+        let t = Template::compile("{vars.sub}/{secrets.key}/{dealership_id}", &ctx).map(|t| t.render(&ctx));
+        assert_eq!(t, Ok("S-1/k/d1".to_owned()));
+        let u = Template::compile("{uuid}", &ctx).map_err(|e| e);
+        let (a, b) = match u {
+            Ok(u) => (u.render(&ctx), u.render(&ctx)),
+            Err(e) => panic!("{e}"),
+        };
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+    }
+
+    #[test]
+    fn refuses_unknown_placeholders() {
+        let empty = BTreeMap::new();
+        let secrets = BTreeMap::new();
+        let ctx = TemplateContext { vars: &empty, secrets: &secrets, dealership_id: "d" };
+        assert!(Template::compile("{vars.missing}", &ctx).is_err());
+        assert!(Template::compile("{oops", &ctx).is_err());
+    }
+}

@@ -1,0 +1,193 @@
+//! Command line: `demo`, `serve`, `check`.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{self, Config};
+use crate::gateway::Gateway;
+use crate::gateway::auth::Principal;
+use crate::mcp::http::{HttpSettings, router};
+use crate::{demo, mcp, runtime};
+
+/// Environment variable holding the caller's token in stdio mode.
+pub const TOKEN_ENV: &str = "DMS_BRIDGE_TOKEN";
+
+#[derive(Debug, Parser)]
+#[command(name = "dms-bridge", version, about = "One canonical MCP tool surface over dealership systems")]
+pub struct Cli {
+    /// Log format on stderr.
+    #[arg(long, global = true, default_value = "text", value_parser = ["text", "json"])]
+    pub log_format: String,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the bridge with two demo dealerships and mock upstreams on loopback.
+    Demo {
+        /// Address for Streamable HTTP (MCP at /mcp).
+        #[arg(long, default_value = "127.0.0.1:8787")]
+        listen: SocketAddr,
+        /// Serve MCP over stdin/stdout instead (token from DMS_BRIDGE_TOKEN).
+        #[arg(long)]
+        stdio: bool,
+        /// Delay added by the mock CDK upstream to each inventory answer, in ms (for benchmarks).
+        #[arg(long, default_value_t = 0, hide = true)]
+        upstream_latency_ms: u64,
+    },
+    /// Run the bridge from a TOML config file.
+    Serve {
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Serve MCP over stdin/stdout instead of HTTP (token from DMS_BRIDGE_TOKEN).
+        #[arg(long)]
+        stdio: bool,
+    },
+    /// Validate a config file without network access; lists every problem with its path.
+    Check {
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Demo { listen, stdio, upstream_latency_ms } => run_demo(listen, stdio, Duration::from_millis(upstream_latency_ms)).await,
+        Command::Serve { config, stdio } => {
+            let cfg = config::load_file(&config).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let base = config.parent().unwrap_or(Path::new(".")).to_path_buf();
+            serve(&cfg, &base, stdio, None).await
+        }
+        Command::Check { config } => check(&config),
+    }
+}
+
+fn check(path: &Path) -> anyhow::Result<()> {
+    let base = path.parent().unwrap_or(Path::new("."));
+    let result = config::load_file(path).and_then(|cfg| runtime::build(&cfg, base).map(|_| cfg));
+    match result {
+        Ok(cfg) => {
+            println!(
+                "{}: OK ({} dealership(s), {} upstream(s), {} token(s))",
+                path.display(),
+                cfg.dealerships.len(),
+                cfg.upstreams.len(),
+                cfg.tokens.len()
+            );
+            Ok(())
+        }
+        Err(errors) => {
+            eprint!("{}: {errors}", path.display());
+            std::process::exit(2);
+        }
+    }
+}
+
+async fn run_demo(listen: SocketAddr, stdio: bool, latency: Duration) -> anyhow::Result<()> {
+    let cancel = CancellationToken::new();
+    let mocks = demo::start_mocks(latency, &cancel).await.context("starting the mock upstreams")?;
+    let cfg = demo::config(&mocks, listen).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
+    let banner = demo_banner(&mocks, listen, stdio);
+    serve(&cfg, Path::new("."), stdio, Some(banner)).await?;
+    cancel.cancel();
+    Ok(())
+}
+
+fn demo_banner(mocks: &demo::MockUpstreams, listen: SocketAddr, stdio: bool) -> String {
+    let endpoint = if stdio { "stdio (this process)".to_owned() } else { format!("http://{listen}/mcp") };
+    format!(
+        "dms-bridge demo\n\
+         \n  MCP endpoint:   {endpoint}\
+         \n  Dealerships:    demo-cdk  (CDK/Fortellis-shaped API at {cdk}/cdk)\
+         \n                  demo-feed (HomeNet-style CSV feed at {feed}/feeds/homenet-inventory.csv, public inventory)\
+         \n  Tokens:         demo-token-cdk   -> demo-cdk only\
+         \n                  demo-token-group -> demo-cdk and demo-feed\
+         \n                  (no token)       -> demo-feed inventory, anonymously\
+         \n\n  Try:  npx @modelcontextprotocol/inspector --cli http://{listen}/mcp --transport http \\\
+         \n          --header \"Authorization: Bearer demo-token-group\" --method tools/list\
+         \n  Sell three units in the feed:  curl -X POST {feed}/feeds/advance\n",
+        cdk = mocks.cdk_url,
+        feed = mocks.feed_url,
+    )
+}
+
+/// Builds the runtime and serves over HTTP or stdio until interrupted.
+pub async fn serve(cfg: &Config, base: &Path, stdio: bool, banner: Option<String>) -> anyhow::Result<()> {
+    let runtime = runtime::build(cfg, base).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let cancel = CancellationToken::new();
+    runtime.start(&cancel);
+    let gateway = runtime.gateway.clone();
+    if stdio {
+        if let Some(b) = banner {
+            eprintln!("{b}");
+        }
+        let principal = stdio_principal(&gateway)?;
+        let result = mcp::stdio::serve(gateway, principal).await;
+        cancel.cancel();
+        return result;
+    }
+    let listen: SocketAddr = cfg.server.listen.parse().context("server.listen")?;
+    let settings = HttpSettings {
+        path: cfg.server.path.clone(),
+        allowed_hosts: cfg.server.allowed_hosts.clone(),
+        allowed_origins: cfg.server.allowed_origins.clone(),
+        max_request_bytes: cfg.server.max_request_bytes,
+    };
+    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
+    let app = router(gateway, &settings, cancel.clone());
+    match banner {
+        Some(b) => println!("{b}"),
+        None => tracing::info!(%listen, path = %settings.path, "Serving MCP over Streamable HTTP."),
+    }
+    let shutdown = cancel.clone();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            tracing::info!("Shutting down: finishing calls in flight.");
+            shutdown.cancel();
+        })
+        .await?;
+    Ok(())
+}
+
+fn stdio_principal(gateway: &Gateway) -> anyhow::Result<Arc<Principal>> {
+    let auth = gateway.authenticator();
+    match std::env::var(TOKEN_ENV) {
+        Ok(token) if !token.is_empty() => match auth.authenticate(&token) {
+            Some(p) => Ok(p),
+            None => bail!("{TOKEN_ENV} holds a token this bridge does not know"),
+        },
+        _ => match auth.anonymous() {
+            Some(p) => Ok(p),
+            None => bail!("set {TOKEN_ENV} to the caller's token (no dealership allows anonymous access)"),
+        },
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+}

@@ -1,0 +1,125 @@
+//! Parsing a TOML config with every problem reported, each with its path.
+
+use std::fmt;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::Config;
+
+/// One problem in a config, at a dotted path such as `dealerships[0].timezone`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { path: path.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// Every problem found, in a stable order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ConfigErrors(pub Vec<ConfigError>);
+
+impl fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{} problem(s) in the configuration:", self.0.len())?;
+        for e in &self.0 {
+            writeln!(f, "  - {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<ConfigError> for ConfigErrors {
+    fn from(e: ConfigError) -> Self {
+        Self(vec![e])
+    }
+}
+
+/// Reads and parses a config file; see [`from_toml_str`].
+pub fn load_file(path: &Path) -> Result<Config, ConfigErrors> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new("", format!("cannot read {}: {e}", path.display())))?;
+    from_toml_str(&text)
+}
+
+/// Parses TOML into a [`Config`], then runs the pure [`Config::validate`].
+pub fn from_toml_str(text: &str) -> Result<Config, ConfigErrors> {
+    let raw: toml::Table = toml::from_str(text).map_err(|e| {
+        let message = e.message().to_owned();
+        let at = e.span().map(|s| line_col(text, s.start)).unwrap_or_default();
+        ConfigError::new(at, message)
+    })?;
+    let json = serde_json::to_value(&raw).map_err(|e| ConfigError::new("", e.to_string()))?;
+    let structural = schema_errors(&json);
+    if !structural.is_empty() {
+        return Err(ConfigErrors(structural));
+    }
+    let config: Config = serde_json::from_value(json).map_err(|e| ConfigError::new("", e.to_string()))?;
+    let semantic = config.validate();
+    if semantic.is_empty() { Ok(config) } else { Err(ConfigErrors(semantic)) }
+}
+
+fn line_col(text: &str, offset: usize) -> String {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, str::len) + 1;
+    format!("line {line}, column {col}")
+}
+
+/// Checks the document against the schema derived from [`Config`], so unknown
+/// keys and wrong types are all reported together rather than one per run.
+fn schema_errors(json: &Value) -> Vec<ConfigError> {
+    let schema = serde_json::to_value(schemars::schema_for!(Config)).unwrap_or(Value::Null);
+    let validator = match jsonschema::validator_for(&schema) {
+        Ok(v) => v,
+        Err(e) => return vec![ConfigError::new("", format!("internal schema error: {e}"))],
+    };
+    let mut errors: Vec<ConfigError> = validator
+        .iter_errors(json)
+        .map(|e| ConfigError::new(pointer_to_path(&e.instance_path().to_string()), describe(&e)))
+        .collect();
+    errors.sort_by(|a, b| a.path.cmp(&b.path).then(a.message.cmp(&b.message)));
+    errors.dedup();
+    errors
+}
+
+fn describe(e: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    match e.kind() {
+        K::AdditionalProperties { unexpected } => format!("unknown key(s): {}", unexpected.join(", ")),
+        K::Required { property } => format!("missing required key {property}"),
+        _ => e.to_string(),
+    }
+}
+
+/// `/dealerships/0/timezone` → `dealerships[0].timezone`.
+pub(crate) fn pointer_to_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for segment in pointer.split('/').skip(1) {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        if segment.chars().all(|c| c.is_ascii_digit()) && !segment.is_empty() {
+            out.push_str(&format!("[{segment}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&segment);
+        }
+    }
+    out
+}

@@ -1,0 +1,206 @@
+//! Configuration: strict serde types, a pure [`Config::validate`], then
+//! [`crate::runtime::build`] does the I/O (secrets, profile files, clients).
+//!
+//! Loading reports every problem at once, each with its path: structural
+//! problems (unknown keys, wrong types) come from the JSON Schema derived from
+//! these types, semantic ones (unknown time zone, dangling references) from
+//! `validate`.
+
+mod load;
+mod secret;
+mod validate;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+pub use load::{ConfigError, ConfigErrors, from_toml_str, load_file};
+pub use secret::{SecretSource, resolve_secret};
+
+use crate::model::Domain;
+use crate::model::dealership::{Address, Geo, Hours, Phone};
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub server: ServerConfig,
+    #[serde(default)]
+    pub limits: LimitsConfig,
+    /// The dealerships (rooftops) this bridge serves.
+    #[serde(default)]
+    pub dealerships: Vec<DealershipConfig>,
+    /// Upstream instances by id; dealerships route domains to them.
+    #[serde(default)]
+    pub upstreams: BTreeMap<String, UpstreamConfig>,
+    /// Bearer tokens callers present.
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
+}
+
+/// The MCP endpoint.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Address to listen on for Streamable HTTP.
+    pub listen: String,
+    /// Path of the MCP endpoint.
+    pub path: String,
+    /// `Host` header values accepted (DNS-rebinding guard). Add your public host name here.
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` header values accepted from browsers; empty = no Origin check.
+    pub allowed_origins: Vec<String>,
+    /// Largest request body accepted, in bytes.
+    pub max_request_bytes: usize,
+    /// Key that signs pagination cursors. Without it a random key is made at start,
+    /// and cursors do not survive a restart or move between replicas.
+    pub cursor_secret: Option<SecretSource>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8787".into(),
+            path: "/mcp".into(),
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: Vec::new(),
+            max_request_bytes: 1024 * 1024,
+            cursor_secret: None,
+        }
+    }
+}
+
+/// Limits applied to every call.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// Page size when a caller gives no `limit`.
+    pub default_limit: u32,
+    /// Largest `limit` a caller may ask for.
+    pub max_limit: u32,
+    /// Deadline for one tool call, upstream calls included.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub call_timeout: Duration,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self { default_limit: 20, max_limit: 100, call_timeout: Duration::from_secs(30) }
+    }
+}
+
+/// One dealership (rooftop).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DealershipConfig {
+    /// Stable id callers pass as `dealership_id`.
+    pub id: String,
+    pub name: String,
+    pub legal_name: Option<String>,
+    pub address: Address,
+    pub geo: Option<Geo>,
+    #[serde(default)]
+    pub phones: Vec<Phone>,
+    pub website: Option<String>,
+    /// IANA time zone name, e.g. `America/Chicago`.
+    pub timezone: String,
+    /// ISO 4217 currency of this dealership's prices.
+    #[serde(default = "default_currency")]
+    pub currency: String,
+    #[serde(default)]
+    pub brands: Vec<String>,
+    #[serde(default)]
+    pub hours: Vec<Hours>,
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    /// Let callers without a token read this dealership's profile and inventory
+    /// (AAP: inventory search must work anonymously).
+    #[serde(default)]
+    pub anonymous_inventory: bool,
+    /// Which upstream serves each domain, by upstream id.
+    #[serde(default)]
+    pub routes: BTreeMap<Domain, String>,
+}
+
+fn default_currency() -> String {
+    "USD".into()
+}
+
+/// An upstream instance: a vendor profile plus this dealer's endpoint and credentials.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum UpstreamConfig {
+    /// A REST/JSON API driven by a declarative vendor profile (`adapters/*.toml`).
+    Rest(RestUpstreamConfig),
+    /// A CSV/TSV inventory feed fetched over HTTP and refreshed on an interval.
+    Feed(FeedUpstreamConfig),
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestUpstreamConfig {
+    /// A built-in profile name (e.g. `cdk-fortellis`) or a path to a profile file.
+    pub profile: String,
+    /// Base URL the profile's paths are appended to.
+    pub base_url: String,
+    /// OAuth2 token endpoint, for profiles that use client credentials.
+    pub token_url: Option<String>,
+    pub client_id: Option<SecretSource>,
+    pub client_secret: Option<SecretSource>,
+    /// Named secrets the profile's header templates use as `{secrets.NAME}`.
+    #[serde(default)]
+    pub secrets: BTreeMap<String, SecretSource>,
+    /// Named values the profile's templates use as `{vars.NAME}` (e.g. `subscription_id`).
+    #[serde(default)]
+    pub vars: BTreeMap<String, String>,
+    /// Timeout of one upstream HTTP request.
+    #[serde(default = "default_upstream_timeout", with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeedUpstreamConfig {
+    /// `http(s)://` URL of the feed file.
+    pub url: String,
+    /// A built-in feed mapping (`homenet-csv`, `google-vehicle-listings`) or a path to one.
+    pub mapping: String,
+    /// How often to poll the feed (conditional GET with ETag / Last-Modified).
+    #[serde(default = "default_refresh", with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub refresh_interval: Duration,
+    #[serde(default = "default_upstream_timeout", with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub timeout: Duration,
+    /// Extra request headers (e.g. an API key), values may use `{secrets.NAME}`.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub secrets: BTreeMap<String, SecretSource>,
+}
+
+fn default_upstream_timeout() -> Duration {
+    Duration::from_secs(10)
+}
+
+fn default_refresh() -> Duration {
+    Duration::from_secs(15 * 60)
+}
+
+/// A bearer token and what it may do.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// Name used in logs and audit records (never the secret).
+    pub name: String,
+    pub secret: SecretSource,
+    /// Dealership ids this token may use; `"*"` means all.
+    pub dealerships: Vec<String>,
+    /// Scopes such as `amcp:inventory:read`.
+    pub scopes: Vec<String>,
+}

@@ -1,0 +1,54 @@
+//! `dms-bridge demo`: the whole bridge on one machine. Mock upstreams (a
+//! CDK/Fortellis-shaped API and a dealer inventory feed) are served on loopback
+//! from the same fixtures the tests use, and the bridge is configured from the
+//! embedded `demo.toml`.
+
+pub mod mock_cdk;
+pub mod mock_feed;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, ConfigErrors, from_toml_str};
+
+/// The demo's config template; see [`config`].
+pub const TEMPLATE: &str = include_str!("demo.toml");
+
+/// Mock upstreams running on loopback.
+pub struct MockUpstreams {
+    pub cdk_url: String,
+    pub feed_url: String,
+    pub feed: mock_feed::MockFeed,
+}
+
+/// Starts both mock upstreams on ephemeral loopback ports.
+pub async fn start_mocks(cdk_latency: Duration, cancel: &CancellationToken) -> std::io::Result<MockUpstreams> {
+    let feed = mock_feed::MockFeed::new();
+    let cdk_url = serve(mock_cdk::router(cdk_latency), cancel.child_token()).await?;
+    let feed_url = serve(feed.router(), cancel.child_token()).await?;
+    Ok(MockUpstreams { cdk_url, feed_url, feed })
+}
+
+async fn serve(router: axum::Router, cancel: CancellationToken) -> std::io::Result<String> {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move {
+        let server = axum::serve(listener, router).with_graceful_shutdown(async move { cancel.cancelled().await });
+        if let Err(e) = server.await {
+            tracing::error!(error = %e, "Mock upstream stopped.");
+        }
+    });
+    Ok(format!("http://{addr}"))
+}
+
+/// The demo config with the mock upstreams' URLs and the listen address filled in.
+pub fn config(mocks: &MockUpstreams, listen: SocketAddr) -> Result<Config, ConfigErrors> {
+    from_toml_str(&render(mocks, listen))
+}
+
+pub fn render(mocks: &MockUpstreams, listen: SocketAddr) -> String {
+    TEMPLATE.replace("{cdk_url}", &mocks.cdk_url).replace("{feed_url}", &mocks.feed_url).replace("{listen}", &listen.to_string())
+}

@@ -1,0 +1,175 @@
+//! The client-visible error contract: stable namespaced codes, fixed safe
+//! messages, truthful `retryable`, JSON-pointer problems and recovery hints.
+//! See TOOLSET.md; changing a code is a breaking change of the toolset.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// Stable error codes. `retryable` is a property of the code, so it cannot drift per call site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorCode {
+    AuthUnauthorized,
+    AuthForbidden,
+    RequestInvalidArguments,
+    CapabilityUnsupported,
+    InventoryVehicleNotFound,
+    InventoryVehicleUnavailable,
+    UpstreamUnavailable,
+    UpstreamTimeout,
+    UpstreamRejected,
+    UpstreamRateLimited,
+    UpstreamInvalidResponse,
+    Internal,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 12] = [
+        Self::AuthUnauthorized,
+        Self::AuthForbidden,
+        Self::RequestInvalidArguments,
+        Self::CapabilityUnsupported,
+        Self::InventoryVehicleNotFound,
+        Self::InventoryVehicleUnavailable,
+        Self::UpstreamUnavailable,
+        Self::UpstreamTimeout,
+        Self::UpstreamRejected,
+        Self::UpstreamRateLimited,
+        Self::UpstreamInvalidResponse,
+        Self::Internal,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AuthUnauthorized => "auth.unauthorized",
+            Self::AuthForbidden => "auth.forbidden",
+            Self::RequestInvalidArguments => "request.invalid_arguments",
+            Self::CapabilityUnsupported => "capability.unsupported",
+            Self::InventoryVehicleNotFound => "inventory.vehicle_not_found",
+            Self::InventoryVehicleUnavailable => "inventory.vehicle_unavailable",
+            Self::UpstreamUnavailable => "upstream.unavailable",
+            Self::UpstreamTimeout => "upstream.timeout",
+            Self::UpstreamRejected => "upstream.rejected",
+            Self::UpstreamRateLimited => "upstream.rate_limited",
+            Self::UpstreamInvalidResponse => "upstream.invalid_response",
+            Self::Internal => "internal",
+        }
+    }
+
+    /// Whether the same call may succeed later without the caller changing anything.
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            Self::UpstreamUnavailable | Self::UpstreamTimeout | Self::UpstreamRateLimited | Self::Internal
+        )
+    }
+
+    /// The Auto Agent Protocol code for the same condition, where AAP has one.
+    pub fn aap_code(self) -> Option<&'static str> {
+        Some(match self {
+            Self::RequestInvalidArguments => "SCHEMA_VALIDATION_FAILED",
+            Self::InventoryVehicleNotFound => "VEHICLE_NOT_FOUND",
+            Self::InventoryVehicleUnavailable => "VEHICLE_UNAVAILABLE",
+            Self::UpstreamRateLimited => "RATE_LIMITED",
+            Self::CapabilityUnsupported => "UNSUPPORTED_SKILL",
+            Self::Internal | Self::UpstreamUnavailable | Self::UpstreamTimeout | Self::UpstreamInvalidResponse => {
+                "INTERNAL_ERROR"
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// One problem with the arguments, located by a JSON pointer into them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, PartialOrd, Ord)]
+pub struct Problem {
+    pub pointer: String,
+    pub message: String,
+}
+
+/// A collector for argument problems; validation reports all of them at once.
+#[derive(Debug, Default)]
+pub struct Problems(Vec<Problem>);
+
+impl Problems {
+    pub fn push(&mut self, pointer: impl Into<String>, message: impl Into<String>) {
+        self.0.push(Problem { pointer: pointer.into(), message: message.into() });
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn into_result(mut self) -> Result<(), ToolError> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        self.0.sort();
+        self.0.dedup();
+        Err(ToolError::invalid_arguments(self.0))
+    }
+}
+
+/// A failure a caller sees as a tool result with `isError: true`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    pub code: ErrorCode,
+    pub message: Cow<'static, str>,
+    pub details: Option<Value>,
+    pub recovery: Option<Value>,
+}
+
+impl ToolError {
+    pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+        Self { code, message: message.into(), details: None, recovery: None }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// A call the caller can make next, e.g. `{"name": "inventory.search", "arguments": {…}}`.
+    pub fn with_next_tool_call(mut self, name: &str, arguments: Value, hint: &'static str) -> Self {
+        self.recovery = Some(json!({ "hint": hint, "next_tool_call": { "name": name, "arguments": arguments } }));
+        self
+    }
+
+    pub fn with_hint(mut self, hint: &'static str) -> Self {
+        self.recovery = Some(json!({ "hint": hint }));
+        self
+    }
+
+    pub fn invalid_arguments(problems: Vec<Problem>) -> Self {
+        let summary = match problems.len() {
+            1 => "The arguments have 1 problem; see details.problems.".to_owned(),
+            n => format!("The arguments have {n} problems; see details.problems."),
+        };
+        Self::new(ErrorCode::RequestInvalidArguments, summary).with_details(json!({ "problems": problems }))
+    }
+
+    pub fn internal() -> Self {
+        Self::new(ErrorCode::Internal, "The bridge hit an unexpected error. It has been logged; try again later.")
+    }
+
+    /// The `structuredContent` of the error result.
+    pub fn to_json(&self) -> Value {
+        let mut error = json!({
+            "code": self.code.as_str(),
+            "message": self.message,
+            "retryable": self.code.retryable(),
+        });
+        let mut details = self.details.clone().unwrap_or_else(|| json!({}));
+        if let (Some(aap), Some(map)) = (self.code.aap_code(), details.as_object_mut()) {
+            map.entry("aap_code").or_insert_with(|| json!(aap));
+        }
+        if details.as_object().is_some_and(|m| !m.is_empty()) {
+            error["details"] = details;
+        }
+        if let Some(recovery) = &self.recovery {
+            error["recovery"] = recovery.clone();
+        }
+        json!({ "error": error })
+    }
+}

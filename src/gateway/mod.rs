@@ -1,0 +1,172 @@
+//! The dispatch pipeline: every tool call passes through here, once, in this
+//! order: tool lookup → argument schema → parse → dealership scoping → scope →
+//! semantic validation → handler under a deadline → one error mapper → log.
+//! Cross-cutting behaviour lives here and nowhere else.
+
+pub mod auth;
+pub mod cursor;
+pub mod error;
+mod error_map;
+mod pipeline;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono_tz::Tz;
+use serde::de::DeserializeOwned;
+
+pub use pipeline::CallError;
+
+use self::auth::{Authenticator, Principal};
+use self::cursor::CursorCodec;
+use self::error::{ErrorCode, Problems, ToolError};
+use crate::adapters::{Adapter, AdapterError};
+use crate::config::LimitsConfig;
+use crate::model::{DealershipProfile, Domain, Money, vin};
+use crate::tools::ToolId;
+
+/// A dealership as the pipeline sees it: its profile and its upstream routes.
+pub struct Dealership {
+    pub profile: DealershipProfile,
+    pub timezone: Tz,
+    pub anonymous_inventory: bool,
+    pub routes: BTreeMap<Domain, Arc<Adapter>>,
+}
+
+impl Dealership {
+    /// Domains this principal can use here: routed, and covered by its scopes.
+    pub fn domains_for(&self, principal: &Principal) -> Vec<Domain> {
+        self.routes
+            .keys()
+            .copied()
+            .filter(|d| ToolId::ALL.iter().any(|t| t.domain() == Some(*d) && t.scope().is_none_or(|s| principal.has_scope(s))))
+            .collect()
+    }
+}
+
+/// The engine behind every transport. Cheap to clone.
+#[derive(Clone)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    dealerships: BTreeMap<String, Dealership>,
+    auth: Authenticator,
+    limits: LimitsConfig,
+    cursors: CursorCodec,
+    schemas: pipeline::Schemas,
+}
+
+impl Gateway {
+    pub fn new(dealerships: Vec<Dealership>, auth: Authenticator, limits: LimitsConfig, cursors: CursorCodec) -> Self {
+        let dealerships = dealerships.into_iter().map(|d| (d.profile.id.clone(), d)).collect();
+        Self { inner: Arc::new(Inner { dealerships, auth, limits, cursors, schemas: pipeline::Schemas::compile() }) }
+    }
+
+    pub fn authenticator(&self) -> &Authenticator {
+        &self.inner.auth
+    }
+
+    pub fn dealerships(&self) -> impl Iterator<Item = &Dealership> {
+        self.inner.dealerships.values()
+    }
+
+    pub fn dealership(&self, id: &str) -> Option<&Dealership> {
+        self.inner.dealerships.get(id)
+    }
+
+    pub fn cursors(&self) -> &CursorCodec {
+        &self.inner.cursors
+    }
+
+    pub fn limits(&self) -> &LimitsConfig {
+        &self.inner.limits
+    }
+}
+
+/// Implemented by every tool's argument type.
+pub trait ToolArgs: DeserializeOwned + Send {
+    /// The dealership the call is scoped to (`None` for tools that span the caller's dealerships).
+    fn dealership_id(&self) -> Option<&str>;
+
+    /// Semantic checks the schema cannot express; push every problem found.
+    fn validate(&self, _check: &mut Check<'_>) {}
+}
+
+/// What a handler gets: the gateway, the caller and the (already authorised) dealership.
+#[derive(Clone, Copy)]
+pub struct ToolContext<'a> {
+    pub gateway: &'a Gateway,
+    pub principal: &'a Principal,
+    pub dealership: Option<&'a Dealership>,
+}
+
+impl<'a> ToolContext<'a> {
+    pub fn dealership(&self) -> Result<&'a Dealership, ToolError> {
+        self.dealership.ok_or_else(ToolError::internal)
+    }
+
+    /// The adapter routed for `domain`, or `capability.unsupported`.
+    pub fn adapter(&self, domain: Domain) -> Result<&'a Adapter, ToolError> {
+        let dealership = self.dealership()?;
+        dealership.routes.get(&domain).map(|a| a.as_ref()).ok_or_else(|| unsupported(domain))
+    }
+
+    /// Maps an adapter failure to the caller-visible error (one mapper for all tools).
+    pub fn upstream_error(&self) -> impl Fn(AdapterError) -> ToolError + use<'a> {
+        let (dealership, principal) = (self.dealership.map(|d| d.profile.id.clone()), self.principal.name.clone());
+        move |e| error_map::from_adapter(&e, dealership.as_deref(), &principal)
+    }
+
+    /// The page size for a validated `limit`.
+    pub fn page_size(&self, limit: Option<u32>) -> u32 {
+        limit.unwrap_or(self.gateway.limits().default_limit)
+    }
+}
+
+pub(crate) fn unsupported(domain: Domain) -> ToolError {
+    ToolError::new(ErrorCode::CapabilityUnsupported, format!("This dealership does not offer the {} domain through the bridge.", domain.as_str()))
+        .with_next_tool_call("dealership.list", serde_json::json!({}), "See which domains each dealership offers.")
+}
+
+/// Semantic validation with what it needs to know.
+pub struct Check<'a> {
+    pub problems: Problems,
+    pub gateway: &'a Gateway,
+    pub dealership: Option<&'a Dealership>,
+}
+
+impl Check<'_> {
+    pub fn limit(&mut self, at: &str, limit: Option<u32>) {
+        let max = self.gateway.limits().max_limit;
+        if let Some(l) = limit {
+            if l == 0 || l > max {
+                self.problems.push(at, format!("limit must be between 1 and {max}"));
+            }
+        }
+    }
+
+    pub fn vin(&mut self, at: &str, value: &str) {
+        if let Err(problem) = vin::check(&vin::normalize(value)) {
+            self.problems.push(at, format!("not a valid VIN: {problem}"));
+        }
+    }
+
+    pub fn money(&mut self, at: &str, money: &Money) {
+        if money.amount < 0 {
+            self.problems.push(format!("{at}/amount"), "must not be negative");
+        }
+        if let Some(d) = self.dealership {
+            if money.currency != d.profile.currency {
+                self.problems.push(format!("{at}/currency"), format!("this dealership prices in {}", d.profile.currency));
+            }
+        }
+    }
+
+    pub fn cursor(&mut self, at: &str, cursor: &str, dealership_id: &str, query_hash: &str) {
+        if let Err(e) = self.gateway.cursors().decode(cursor, dealership_id, query_hash) {
+            self.problems.push(at, e.to_string());
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! The MCP face of the gateway: an rmcp `ServerHandler` written by hand, because
+//! the tools a caller sees depend on its token, and two transports.
+
+pub mod http;
+pub mod stdio;
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+use crate::gateway::auth::Principal;
+use crate::gateway::{CallError, Gateway};
+use crate::tools::{TOOLSET_VERSION, ToolId};
+
+const INSTRUCTIONS: &str = "dms-bridge gives one canonical tool surface over car dealerships' systems. \
+Start with dealership.list to learn the dealership_id values you may use; every other tool is scoped to one dealership. \
+Money is {amount, currency} in minor units (cents); mileage is {value, unit}; timestamps are RFC 3339 with offset. \
+Errors come back as tool results with isError and a stable error.code; error.retryable says whether the same call may succeed later, \
+and error.recovery.next_tool_call suggests what to call instead.";
+
+/// One MCP server instance; per HTTP request in stateless mode, per process on stdio.
+#[derive(Clone)]
+pub struct McpServer {
+    gateway: Gateway,
+    /// On stdio the caller is fixed at start-up (token from the environment).
+    fixed_principal: Option<Arc<Principal>>,
+}
+
+impl McpServer {
+    pub fn new(gateway: Gateway, fixed_principal: Option<Arc<Principal>>) -> Self {
+        Self { gateway, fixed_principal }
+    }
+
+    /// The caller: fixed on stdio, or put in the request by the HTTP auth layer.
+    fn principal(&self, ctx: &RequestContext<RoleServer>) -> Result<Arc<Principal>, McpError> {
+        if let Some(p) = &self.fixed_principal {
+            return Ok(p.clone());
+        }
+        ctx.extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Arc<Principal>>().cloned())
+            .ok_or_else(|| McpError::invalid_request("no authenticated caller", None))
+    }
+}
+
+/// What `initialize` advertises beyond tools: the toolset version and the
+/// AutomotiveMCP profile levels served (Level 2 = read resources' data through tools).
+pub fn experimental_capabilities() -> std::collections::BTreeMap<String, JsonObject> {
+    let entries = [
+        ("dms_bridge", json!({ "toolset_version": TOOLSET_VERSION, "tools": ToolId::ALL.map(|t| t.name()) })),
+        (
+            "automotive_mcp",
+            json!({ "spec_version": "0.1", "domains": { "inventory": { "level": 2 } }, "scopes": ["amcp:inventory:read"] }),
+        ),
+    ];
+    entries
+        .into_iter()
+        .filter_map(|(k, v)| match v {
+            Value::Object(map) => Some((k.to_owned(), map)),
+            _ => None,
+        })
+        .collect()
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_experimental_with(experimental_capabilities()).build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("dms-bridge", env!("CARGO_PKG_VERSION")).with_title("dms-bridge"))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        // 2026-07-28 stays off until its conformance scenarios run green against this server.
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, ctx: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+        let principal = self.principal(&ctx)?;
+        Ok(ListToolsResult::with_all_items(self.gateway.visible_tools(&principal)))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.gateway.tool_definition(name)
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        let principal = self.principal(&ctx)?;
+        match self.gateway.call_tool(&principal, &request.name, request.arguments).await {
+            Ok(Ok(value)) => Ok(CallToolResult::structured(value).into()),
+            Ok(Err(error)) => Ok(CallToolResult::structured_error(error.to_json()).into()),
+            Err(CallError::UnknownTool) => Err(McpError::invalid_params(
+                format!("Unknown tool: {}", request.name),
+                Some(json!({ "error": { "code": "request.unknown_tool", "retryable": false } })),
+            )),
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! MCP over stdin/stdout for desktop clients. The caller's token comes from the
+//! environment; stdout carries only MCP messages (logs go to stderr).
+
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use rmcp::transport::stdio;
+
+use super::McpServer;
+use crate::gateway::Gateway;
+use crate::gateway::auth::Principal;
+
+/// Serves until the client closes stdin.
+pub async fn serve(gateway: Gateway, principal: Arc<Principal>) -> anyhow::Result<()> {
+    let server = McpServer::new(gateway, Some(principal)).serve(stdio()).await?;
+    server.waiting().await?;
+    Ok(())
+}

@@ -1,0 +1,12 @@
+//! The canonical data model shared by tools and adapters.
+
+pub mod dealership;
+pub mod mileage;
+pub mod money;
+pub mod vehicle;
+pub mod vin;
+
+pub use dealership::{DealershipProfile, Domain};
+pub use mileage::{DistanceUnit, Mileage};
+pub use money::{AmountUnit, Money};
+pub use vehicle::{Condition, Vehicle, VehicleStatus};

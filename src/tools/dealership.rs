@@ -1,0 +1,77 @@
+//! `dealership.list` and `dealership.get`: answered from configuration.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::model::Domain;
+
+/// No arguments.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetArgs {
+    /// Id from `dealership.list`.
+    #[schemars(length(min = 1, max = 64))]
+    pub dealership_id: String,
+}
+
+/// One dealership the caller may use.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DealershipSummary {
+    pub id: String,
+    pub name: String,
+    pub city: String,
+    pub region: String,
+    pub timezone: String,
+    /// Domains you can use here with your access (e.g. `inventory`).
+    pub domains: Vec<Domain>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ListResult {
+    pub items: Vec<DealershipSummary>,
+}
+
+use serde_json::Value;
+
+use crate::gateway::error::ToolError;
+use crate::gateway::{ToolArgs, ToolContext};
+
+impl ToolArgs for ListArgs {
+    fn dealership_id(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl ToolArgs for GetArgs {
+    fn dealership_id(&self) -> Option<&str> {
+        Some(&self.dealership_id)
+    }
+}
+
+pub async fn list(ctx: ToolContext<'_>, _args: ListArgs) -> Result<Value, ToolError> {
+    let items = ctx
+        .gateway
+        .dealerships()
+        .filter(|d| ctx.principal.may_use(&d.profile.id))
+        .map(|d| DealershipSummary {
+            id: d.profile.id.clone(),
+            name: d.profile.name.clone(),
+            city: d.profile.address.city.clone(),
+            region: d.profile.address.region.clone(),
+            timezone: d.profile.timezone.clone(),
+            domains: d.domains_for(ctx.principal),
+        })
+        .collect();
+    serde_json::to_value(ListResult { items }).map_err(|_| ToolError::internal())
+}
+
+pub async fn get(ctx: ToolContext<'_>, _args: GetArgs) -> Result<Value, ToolError> {
+    let dealership = ctx.dealership()?;
+    let mut profile = dealership.profile.clone();
+    profile.domains = dealership.domains_for(ctx.principal);
+    serde_json::to_value(profile).map_err(|_| ToolError::internal())
+}

@@ -1,0 +1,210 @@
+//! Arguments and results of the inventory tools.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Condition, Mileage, Money, Vehicle, VehicleStatus};
+
+/// Structured filters; every field is optional and lists match any of their values.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Filters {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub condition: Vec<Condition>,
+    /// Availability to include; default all of `available`, `in_transit`, `pending`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub status: Vec<VehicleStatus>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub make: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trim: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub body: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fuel: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transmission: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drivetrain: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exterior_color: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interior_color: Vec<String>,
+    /// Inclusive model-year bounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1900, max = 2100))]
+    pub year_min: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1900, max = 2100))]
+    pub year_max: Option<i32>,
+    /// Inclusive bounds on the final `price`, in minor units of the dealership's currency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_min: Option<Money>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_max: Option<Money>,
+    /// Highest odometer reading, in any unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mileage_max: Option<Mileage>,
+    /// Exact VIN (17 characters, check digit verified).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vin: Option<String>,
+    /// Exact stock number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64))]
+    pub stock: Option<String>,
+    /// Free text; every word must appear in the make, model, trim, body, colors or description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 200))]
+    pub query: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SortField {
+    /// Final price.
+    Price,
+    Msrp,
+    Mileage,
+    Year,
+    Make,
+    Model,
+    DaysInStock,
+    LastVerifiedAt,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SortOrder {
+    #[default]
+    Asc,
+    Desc,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Sort {
+    pub field: SortField,
+    #[serde(default)]
+    pub order: SortOrder,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    #[schemars(length(min = 1, max = 64))]
+    pub dealership_id: String,
+    #[serde(default)]
+    pub filters: Filters,
+    /// Default: fewest days in stock first.
+    #[serde(default)]
+    pub sort: Option<Sort>,
+    /// Page size; the default and the maximum are set by the operator (20 and 100 by default).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page of the same search.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 512))]
+    pub cursor: Option<String>,
+    /// Buyer's ZIP code; `offered_price` appears only when given and the upstream prices by location.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^\d{5}(-\d{4})?$"))]
+    pub zip: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SearchResult {
+    pub items: Vec<Vehicle>,
+    /// Pass as `cursor` to get the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Vehicles matching the filters, across all pages.
+    pub total: u64,
+    /// The page size used.
+    pub limit: u32,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetArgs {
+    #[schemars(length(min = 1, max = 64))]
+    pub dealership_id: String,
+    /// The bridge's id for the vehicle (from inventory.search).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 64))]
+    pub vehicle_id: Option<String>,
+    #[serde(default)]
+    pub vin: Option<String>,
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 64))]
+    pub stock: Option<String>,
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^\d{5}(-\d{4})?$"))]
+    pub zip: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GetResult {
+    pub vehicle: Vehicle,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FacetsArgs {
+    #[schemars(length(min = 1, max = 64))]
+    pub dealership_id: String,
+    #[serde(default)]
+    pub filters: Filters,
+}
+
+/// How many matching vehicles have a given value.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FacetCount {
+    pub value: serde_json::Value,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct MoneyRange {
+    pub min: Money,
+    pub max: Money,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct MileageRange {
+    pub min: Mileage,
+    pub max: Mileage,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct YearRange {
+    pub min: i32,
+    pub max: i32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FacetsResult {
+    /// Vehicles matching the filters.
+    pub total: u64,
+    pub makes: Vec<FacetCount>,
+    pub models: Vec<FacetCount>,
+    pub trims: Vec<FacetCount>,
+    pub years: Vec<FacetCount>,
+    pub bodies: Vec<FacetCount>,
+    pub conditions: Vec<FacetCount>,
+    pub fuels: Vec<FacetCount>,
+    pub transmissions: Vec<FacetCount>,
+    pub drivetrains: Vec<FacetCount>,
+    pub exterior_colors: Vec<FacetCount>,
+    pub statuses: Vec<FacetCount>,
+    /// Over the final `price`; absent when no matching vehicle has a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_range: Option<MoneyRange>,
+    /// In miles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mileage_range: Option<MileageRange>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub year_range: Option<YearRange>,
+}

@@ -1,0 +1,133 @@
+//! Filtering, sorting and facet counting over a dealership's listed vehicles.
+//! Upstreams rarely filter the way AAP asks, so the bridge does it here, the
+//! same way for every adapter.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::args::{FacetCount, FacetsResult, Filters, MileageRange, MoneyRange, Sort, SortField, SortOrder, YearRange};
+use crate::model::{DistanceUnit, Mileage, Money, Vehicle};
+
+/// Vehicles matching `filters`, in `sort` order (default: fewest days in stock first).
+pub fn select(vehicles: &[Arc<Vehicle>], filters: &Filters, sort: Option<Sort>) -> Vec<Arc<Vehicle>> {
+    let words: Vec<String> = filters.query.iter().flat_map(|q| q.split_whitespace()).map(str::to_lowercase).collect();
+    let mut hits: Vec<Arc<Vehicle>> = vehicles.iter().filter(|v| matches(v, filters, &words)).cloned().collect();
+    let sort = sort.unwrap_or(Sort { field: SortField::DaysInStock, order: SortOrder::Asc });
+    hits.sort_by(|a, b| compare(a, b, sort).then_with(|| a.id.cmp(&b.id)));
+    hits
+}
+
+fn matches(v: &Vehicle, f: &Filters, words: &[String]) -> bool {
+    let any = |wanted: &[String], have: &Option<String>| {
+        wanted.is_empty() || have.as_deref().is_some_and(|h| wanted.iter().any(|w| w.trim().eq_ignore_ascii_case(h.trim())))
+    };
+    (f.condition.is_empty() || f.condition.contains(&v.condition))
+        && (f.status.is_empty() || f.status.contains(&v.status))
+        && any(&f.make, &v.make)
+        && any(&f.model, &v.model)
+        && any(&f.trim, &v.trim)
+        && any(&f.body, &v.body)
+        && any(&f.fuel, &v.fuel)
+        && any(&f.transmission, &v.transmission)
+        && any(&f.drivetrain, &v.drivetrain)
+        && any(&f.exterior_color, &v.exterior_color)
+        && any(&f.interior_color, &v.interior_color)
+        && f.year_min.is_none_or(|min| v.year.is_some_and(|y| y >= min))
+        && f.year_max.is_none_or(|max| v.year.is_some_and(|y| y <= max))
+        && f.price_min.as_ref().is_none_or(|min| v.price.as_ref().is_some_and(|p| p.amount >= min.amount))
+        && f.price_max.as_ref().is_none_or(|max| v.price.as_ref().is_some_and(|p| p.amount <= max.amount))
+        && f.mileage_max.is_none_or(|max| v.mileage.is_some_and(|m| m.in_miles() <= max.in_miles()))
+        && f.vin.as_deref().is_none_or(|vin| v.vin.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(vin.trim())))
+        && f.stock.as_deref().is_none_or(|s| v.stock.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(s.trim())))
+        && (words.is_empty() || {
+            let text = searchable_text(v);
+            words.iter().all(|w| text.contains(w.as_str()))
+        })
+}
+
+fn searchable_text(v: &Vehicle) -> String {
+    let year = v.year.map(|y| y.to_string());
+    [&v.make, &v.model, &v.trim, &v.body, &v.fuel, &v.exterior_color, &v.interior_color, &v.description, &v.stock, &v.vin, &year]
+        .into_iter()
+        .flatten()
+        .map(|s| s.to_lowercase())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Missing values sort last in either direction.
+fn compare(a: &Vehicle, b: &Vehicle, sort: Sort) -> Ordering {
+    fn key<T: Ord>(a: Option<T>, b: Option<T>, order: SortOrder) -> Ordering {
+        match (a, b) {
+            (Some(x), Some(y)) => match order {
+                SortOrder::Asc => x.cmp(&y),
+                SortOrder::Desc => y.cmp(&x),
+            },
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        }
+    }
+    let lower = |s: &Option<String>| s.as_ref().map(|s| s.to_lowercase());
+    let o = sort.order;
+    match sort.field {
+        SortField::Price => key(a.price.as_ref().map(|m| m.amount), b.price.as_ref().map(|m| m.amount), o),
+        SortField::Msrp => key(a.msrp.as_ref().map(|m| m.amount), b.msrp.as_ref().map(|m| m.amount), o),
+        SortField::Mileage => key(a.mileage.map(|m| m.in_miles()), b.mileage.map(|m| m.in_miles()), o),
+        SortField::Year => key(a.year, b.year, o),
+        SortField::Make => key(lower(&a.make), lower(&b.make), o),
+        SortField::Model => key(lower(&a.model), lower(&b.model), o),
+        SortField::DaysInStock => key(a.days_in_stock, b.days_in_stock, o),
+        SortField::LastVerifiedAt => key(Some(a.last_verified_at), Some(b.last_verified_at), o),
+    }
+}
+
+/// Facet counts over already-filtered vehicles; values sorted by count, then value.
+pub fn facets(hits: &[Arc<Vehicle>]) -> FacetsResult {
+    let text = |get: fn(&Vehicle) -> Option<Value>| count(hits, get);
+    let prices: Vec<&Money> = hits.iter().filter_map(|v| v.price.as_ref()).collect();
+    let miles: Vec<u64> = hits.iter().filter_map(|v| v.mileage.map(|m| m.in_miles())).collect();
+    let years: Vec<i32> = hits.iter().filter_map(|v| v.year).collect();
+    let money_range = || {
+        let min = prices.iter().min_by_key(|m| m.amount)?;
+        let max = prices.iter().max_by_key(|m| m.amount)?;
+        Some(MoneyRange { min: (*min).clone(), max: (*max).clone() })
+    };
+    let miles_of = |value| Mileage { value, unit: DistanceUnit::Mi };
+    FacetsResult {
+        total: hits.len() as u64,
+        makes: text(|v| v.make.clone().map(Value::String)),
+        models: text(|v| v.model.clone().map(Value::String)),
+        trims: text(|v| v.trim.clone().map(Value::String)),
+        years: text(|v| v.year.map(|y| json!(y))),
+        bodies: text(|v| v.body.clone().map(Value::String)),
+        conditions: text(|v| serde_json::to_value(v.condition).ok()),
+        fuels: text(|v| v.fuel.clone().map(Value::String)),
+        transmissions: text(|v| v.transmission.clone().map(Value::String)),
+        drivetrains: text(|v| v.drivetrain.clone().map(Value::String)),
+        exterior_colors: text(|v| v.exterior_color.clone().map(Value::String)),
+        statuses: text(|v| serde_json::to_value(v.status).ok()),
+        price_range: money_range(),
+        mileage_range: match (miles.iter().min(), miles.iter().max()) {
+            (Some(&min), Some(&max)) => Some(MileageRange { min: miles_of(min), max: miles_of(max) }),
+            _ => None,
+        },
+        year_range: match (years.iter().min(), years.iter().max()) {
+            (Some(&min), Some(&max)) => Some(YearRange { min, max }),
+            _ => None,
+        },
+    }
+}
+
+fn count(hits: &[Arc<Vehicle>], get: fn(&Vehicle) -> Option<Value>) -> Vec<FacetCount> {
+    let mut counts: BTreeMap<String, (Value, u64)> = BTreeMap::new();
+    for value in hits.iter().filter_map(|v| get(v)) {
+        counts.entry(value.to_string()).or_insert((value, 0)).1 += 1;
+    }
+    let mut out: Vec<FacetCount> = counts.into_values().map(|(value, count)| FacetCount { value, count }).collect();
+    out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.to_string().cmp(&b.value.to_string())));
+    out
+}
