@@ -1,0 +1,151 @@
+//! Shared test harness: the real bridge on a loopback port, driven by rmcp's
+//! MCP client over Streamable HTTP, with upstreams faked at the HTTP level.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::SocketAddr;
+
+use dms_bridge::config::from_toml_str;
+use dms_bridge::demo::{self, MockUpstreams};
+use dms_bridge::mcp::http::{HttpSettings, router};
+use dms_bridge::runtime;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub type Client = RunningService<RoleClient, ()>;
+
+/// A running bridge; stops when dropped.
+pub struct Bridge {
+    pub url: String,
+    pub addr: SocketAddr,
+    pub mocks: Option<MockUpstreams>,
+    cancel: CancellationToken,
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+/// The demo: mock CDK and feed upstreams plus the embedded demo config.
+pub async fn demo() -> Bridge {
+    let cancel = CancellationToken::new();
+    let mocks = demo::start_mocks(std::time::Duration::ZERO, &cancel).await.expect("mocks");
+    let toml = demo::render(&mocks, "127.0.0.1:0".parse().unwrap());
+    let mut bridge = start(&toml, cancel).await;
+    bridge.mocks = Some(mocks);
+    bridge
+}
+
+/// A bridge from a TOML config string.
+pub async fn with_config(toml: &str) -> Bridge {
+    start(toml, CancellationToken::new()).await
+}
+
+async fn start(toml: &str, cancel: CancellationToken) -> Bridge {
+    let config = from_toml_str(toml).unwrap_or_else(|e| panic!("config: {e}"));
+    let runtime = runtime::build(&config, std::path::Path::new(".")).unwrap_or_else(|e| panic!("build: {e}"));
+    runtime.start(&cancel);
+    let settings = HttpSettings {
+        path: config.server.path.clone(),
+        allowed_hosts: config.server.allowed_hosts.clone(),
+        allowed_origins: config.server.allowed_origins.clone(),
+        max_request_bytes: config.server.max_request_bytes,
+    };
+    let app = router(runtime.gateway.clone(), &settings, cancel.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await.unwrap();
+    });
+    Bridge { url: format!("http://{addr}{}", config.server.path), addr, mocks: None, cancel }
+}
+
+/// An MCP client session, with `Authorization: Bearer <token>` when a token is given.
+pub async fn connect(url: &str, token: Option<&str>) -> Client {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    if let Some(t) = token {
+        config = config.auth_header(t.to_owned());
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
+    ().serve(transport).await.expect("MCP initialize")
+}
+
+pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let Value::Object(map) = args else { panic!("arguments must be an object") };
+    client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(map)).await.expect("tools/call")
+}
+
+/// The structured result of a successful call.
+pub fn ok(result: &CallToolResult) -> Value {
+    assert_ne!(result.is_error, Some(true), "expected success, got {:?}", result.structured_content);
+    result.structured_content.clone().expect("structuredContent")
+}
+
+/// The `error` object of a failed call.
+pub fn err(result: &CallToolResult) -> Value {
+    assert_eq!(result.is_error, Some(true), "expected an error, got {:?}", result.structured_content);
+    result.structured_content.clone().expect("structuredContent")["error"].clone()
+}
+
+/// Calls and returns the error code (panics on success).
+pub async fn error_code(client: &Client, tool: &str, args: Value) -> String {
+    err(&call(client, tool, args).await)["code"].as_str().unwrap().to_owned()
+}
+
+/// A config with one dealership `acme` whose inventory comes from a CDK-shaped REST upstream at `upstream`.
+pub fn rest_config(upstream: &str, extra_upstream: &str) -> String {
+    format!(
+        r#"
+[limits]
+call_timeout = "5s"
+
+[[dealerships]]
+id = "acme"
+name = "Acme Motors"
+timezone = "America/Chicago"
+address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
+routes = {{ inventory = "cdk" }}
+
+[[dealerships]]
+id = "other"
+name = "Other Motors"
+timezone = "America/New_York"
+address = {{ line1 = "2 Side St", city = "Albany", region = "NY", postal_code = "12207", country = "US" }}
+
+[upstreams.cdk]
+kind = "rest"
+profile = "cdk-fortellis"
+base_url = "{upstream}/cdk"
+token_url = "{upstream}/oauth2/token"
+client_id = {{ value = "id" }}
+client_secret = {{ value = "secret" }}
+vars = {{ subscription_id = "sub-123" }}
+timeout = "2s"
+{extra_upstream}
+
+[[tokens]]
+name = "acme"
+secret = {{ value = "acme-token" }}
+dealerships = ["acme"]
+scopes = ["amcp:inventory:read"]
+
+[[tokens]]
+name = "other"
+secret = {{ value = "other-token" }}
+dealerships = ["other"]
+scopes = ["amcp:inventory:read"]
+"#
+    )
+}
+
+/// Reads a fixture file from `wiremock-fixtures/`.
+pub fn fixture(path: &str) -> String {
+    std::fs::read_to_string(format!("{}/wiremock-fixtures/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
