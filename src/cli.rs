@@ -19,7 +19,11 @@ use crate::{demo, mcp, runtime};
 pub const TOKEN_ENV: &str = "DMS_BRIDGE_TOKEN";
 
 #[derive(Debug, Parser)]
-#[command(name = "dms-bridge", version, about = "One canonical MCP tool surface over dealership systems")]
+#[command(
+    name = "dms-bridge",
+    version,
+    about = "One canonical MCP tool surface over dealership systems"
+)]
 pub struct Cli {
     /// Log format on stderr.
     #[arg(long, global = true, default_value = "text", value_parser = ["text", "json"])]
@@ -59,7 +63,11 @@ pub enum Command {
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Demo { listen, stdio, upstream_latency_ms } => run_demo(listen, stdio, Duration::from_millis(upstream_latency_ms)).await,
+        Command::Demo {
+            listen,
+            stdio,
+            upstream_latency_ms,
+        } => run_demo(listen, stdio, Duration::from_millis(upstream_latency_ms)).await,
         Command::Serve { config, stdio } => {
             let cfg = config::load_file(&config).map_err(|e| anyhow::anyhow!("{e}"))?;
             let base = config.parent().unwrap_or(Path::new(".")).to_path_buf();
@@ -92,7 +100,9 @@ fn check(path: &Path) -> anyhow::Result<()> {
 
 async fn run_demo(listen: SocketAddr, stdio: bool, latency: Duration) -> anyhow::Result<()> {
     let cancel = CancellationToken::new();
-    let mocks = demo::start_mocks(latency, &cancel).await.context("starting the mock upstreams")?;
+    let mocks = demo::start_mocks(latency, &cancel)
+        .await
+        .context("starting the mock upstreams")?;
     let cfg = demo::config(&mocks, listen).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
     let banner = demo_banner(&mocks, listen, stdio);
     serve(&cfg, Path::new("."), stdio, Some(banner)).await?;
@@ -101,7 +111,11 @@ async fn run_demo(listen: SocketAddr, stdio: bool, latency: Duration) -> anyhow:
 }
 
 fn demo_banner(mocks: &demo::MockUpstreams, listen: SocketAddr, stdio: bool) -> String {
-    let endpoint = if stdio { "stdio (this process)".to_owned() } else { format!("http://{listen}/mcp") };
+    let endpoint = if stdio {
+        "stdio (this process)".to_owned()
+    } else {
+        format!("http://{listen}/mcp")
+    };
     format!(
         "dms-bridge demo\n\
          \n  MCP endpoint:   {endpoint}\
@@ -119,7 +133,12 @@ fn demo_banner(mocks: &demo::MockUpstreams, listen: SocketAddr, stdio: bool) -> 
 }
 
 /// Builds the runtime and serves over HTTP or stdio until interrupted.
-pub async fn serve(cfg: &Config, base: &Path, stdio: bool, banner: Option<String>) -> anyhow::Result<()> {
+pub async fn serve(
+    cfg: &Config,
+    base: &Path,
+    stdio: bool,
+    banner: Option<String>,
+) -> anyhow::Result<()> {
     let runtime = runtime::build(cfg, base).map_err(|e| anyhow::anyhow!("{e}"))?;
     let cancel = CancellationToken::new();
     runtime.start(&cancel);
@@ -140,7 +159,9 @@ pub async fn serve(cfg: &Config, base: &Path, stdio: bool, banner: Option<String
         allowed_origins: cfg.server.allowed_origins.clone(),
         max_request_bytes: cfg.server.max_request_bytes,
     };
-    let listener = tokio::net::TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("binding {listen}"))?;
     let app = router(gateway, &settings, cancel.clone());
     match banner {
         Some(b) => println!("{b}"),
@@ -166,7 +187,9 @@ fn stdio_principal(gateway: &Gateway) -> anyhow::Result<Arc<Principal>> {
         },
         _ => match auth.anonymous() {
             Some(p) => Ok(p),
-            None => bail!("set {TOKEN_ENV} to the caller's token (no dealership allows anonymous access)"),
+            None => bail!(
+                "set {TOKEN_ENV} to the caller's token (no dealership allows anonymous access)"
+            ),
         },
     }
 }

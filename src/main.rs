@@ -19,8 +19,11 @@ async fn main() -> std::process::ExitCode {
 
 /// Logs go to stderr: in stdio mode stdout carries the MCP stream.
 fn init_logging(format: &str) {
-    let filter = EnvFilter::try_from_env("DMS_BRIDGE_LOG").unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let filter = EnvFilter::try_from_env("DMS_BRIDGE_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     if format == "json" {
         builder.json().flatten_event(true).init();
     } else {

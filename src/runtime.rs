@@ -12,7 +12,9 @@ use tokio_util::sync::CancellationToken;
 use crate::adapters::feed::FeedAdapter;
 use crate::adapters::rest::{DealershipContext, RestAdapter};
 use crate::adapters::{Adapter, UpstreamAdapter};
-use crate::config::{Config, ConfigError, ConfigErrors, DealershipConfig, UpstreamConfig, resolve_secret};
+use crate::config::{
+    Config, ConfigError, ConfigErrors, DealershipConfig, UpstreamConfig, resolve_secret,
+};
 use crate::gateway::auth::{Authenticator, DealershipGrant, Principal, Scope};
 use crate::gateway::cursor::CursorCodec;
 use crate::gateway::{Dealership, Gateway};
@@ -57,7 +59,10 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
     if !errors.is_empty() {
         return Err(ConfigErrors(errors));
     }
-    Ok(Runtime { gateway: Gateway::new(dealerships, auth, config.limits.clone(), cursors), feeds })
+    Ok(Runtime {
+        gateway: Gateway::new(dealerships, auth, config.limits.clone(), cursors),
+        feeds,
+    })
 }
 
 fn build_dealership(
@@ -69,17 +74,27 @@ fn build_dealership(
     errors: &mut Vec<ConfigError>,
 ) -> Option<Dealership> {
     let timezone: chrono_tz::Tz = d.timezone.parse().ok()?;
-    let context = DealershipContext { id: d.id.clone(), currency: d.currency.clone(), timezone };
+    let context = DealershipContext {
+        id: d.id.clone(),
+        currency: d.currency.clone(),
+        timezone,
+    };
     let mut routes = BTreeMap::new();
     for (domain, upstream_id) in &d.routes {
         let at = format!("upstreams.{upstream_id}");
-        let Some(upstream) = config.upstreams.get(upstream_id) else { continue };
+        let Some(upstream) = config.upstreams.get(upstream_id) else {
+            continue;
+        };
         let built = match upstream {
-            UpstreamConfig::Rest(rest) => RestAdapter::build(context.clone(), rest, base).map(Adapter::Rest),
-            UpstreamConfig::Feed(feed) => FeedAdapter::build(context.clone(), feed, base).map(|f| {
-                feeds.push(f.clone());
-                Adapter::Feed(f)
-            }),
+            UpstreamConfig::Rest(rest) => {
+                RestAdapter::build(context.clone(), rest, base).map(Adapter::Rest)
+            }
+            UpstreamConfig::Feed(feed) => {
+                FeedAdapter::build(context.clone(), feed, base).map(|f| {
+                    feeds.push(f.clone());
+                    Adapter::Feed(f)
+                })
+            }
         };
         match built {
             Ok(adapter) if adapter.domains().contains(domain) => {
@@ -89,7 +104,11 @@ fn build_dealership(
                 format!("dealerships[{index}].routes.{}", domain.as_str()),
                 format!("upstream {upstream_id:?} has no operations for this domain"),
             )),
-            Err(problems) => errors.extend(problems.into_iter().map(|p| ConfigError::new(at.clone(), p))),
+            Err(problems) => errors.extend(
+                problems
+                    .into_iter()
+                    .map(|p| ConfigError::new(at.clone(), p)),
+            ),
         }
     }
     let profile = DealershipProfile {
@@ -107,7 +126,12 @@ fn build_dealership(
         domains: routes.keys().copied().collect(),
         capabilities: d.capabilities.clone(),
     };
-    Some(Dealership { profile, timezone, anonymous_inventory: d.anonymous_inventory, routes })
+    Some(Dealership {
+        profile,
+        timezone,
+        anonymous_inventory: d.anonymous_inventory,
+        routes,
+    })
 }
 
 fn build_auth(config: &Config, base: &Path, errors: &mut Vec<ConfigError>) -> Authenticator {
@@ -126,8 +150,21 @@ fn build_auth(config: &Config, base: &Path, errors: &mut Vec<ConfigError>) -> Au
             DealershipGrant::Only(t.dealerships.iter().cloned().collect())
         };
         let scopes = t.scopes.iter().filter_map(|s| Scope::parse(s)).collect();
-        tokens.push((secret, Principal { name: Arc::from(t.name.as_str()), anonymous: false, dealerships, scopes }));
+        tokens.push((
+            secret,
+            Principal {
+                name: Arc::from(t.name.as_str()),
+                anonymous: false,
+                dealerships,
+                scopes,
+            },
+        ));
     }
-    let anonymous: BTreeSet<String> = config.dealerships.iter().filter(|d| d.anonymous_inventory).map(|d| d.id.clone()).collect();
+    let anonymous: BTreeSet<String> = config
+        .dealerships
+        .iter()
+        .filter(|d| d.anonymous_inventory)
+        .map(|d| d.id.clone())
+        .collect();
     Authenticator::new(tokens, anonymous)
 }

@@ -26,9 +26,15 @@ pub fn is_file_reference(reference: &str) -> bool {
 }
 
 /// Reads a profile or mapping: a built-in by name, else a file relative to `base`.
-pub fn read(reference: &str, base: &std::path::Path, builtin: fn(&str) -> Option<&'static str>) -> Result<String, String> {
+pub fn read(
+    reference: &str,
+    base: &std::path::Path,
+    builtin: fn(&str) -> Option<&'static str>,
+) -> Result<String, String> {
     if !is_file_reference(reference) {
-        return builtin(reference).map(str::to_owned).ok_or_else(|| format!("no built-in {reference:?}"));
+        return builtin(reference)
+            .map(str::to_owned)
+            .ok_or_else(|| format!("no built-in {reference:?}"));
     }
     let path = base.join(reference);
     std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))

@@ -18,7 +18,10 @@ pub enum AdapterError {
     Timeout,
     /// The upstream refused the request itself (a 4xx other than auth/throttling).
     #[error("upstream rejected the request (HTTP {status}, vendor code {vendor_code:?})")]
-    Rejected { status: u16, vendor_code: Option<String> },
+    Rejected {
+        status: u16,
+        vendor_code: Option<String>,
+    },
     /// The answer could not be read (not JSON, wrong shape, unreadable feed).
     #[error("upstream answer unreadable: {0}")]
     InvalidResponse(String),

@@ -28,21 +28,38 @@ pub async fn send(request: reqwest::RequestBuilder) -> Result<Reply, AdapterErro
     let mut body = BytesMut::new();
     while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
         if body.len() + chunk.len() > MAX_BODY_BYTES {
-            return Err(AdapterError::InvalidResponse(format!("body larger than {MAX_BODY_BYTES} bytes")));
+            return Err(AdapterError::InvalidResponse(format!(
+                "body larger than {MAX_BODY_BYTES} bytes"
+            )));
         }
         body.extend_from_slice(&chunk);
     }
-    Ok(Reply { status, headers, body: body.freeze() })
+    Ok(Reply {
+        status,
+        headers,
+        body: body.freeze(),
+    })
 }
 
 /// Classifies a non-success status. `vendor_code` is a code the profile recognised.
-pub fn status_error(status: StatusCode, headers: &HeaderMap, vendor_code: Option<String>) -> AdapterError {
+pub fn status_error(
+    status: StatusCode,
+    headers: &HeaderMap,
+    vendor_code: Option<String>,
+) -> AdapterError {
     match status.as_u16() {
-        401 | 403 => AdapterError::Unauthorized { status: status.as_u16() },
+        401 | 403 => AdapterError::Unauthorized {
+            status: status.as_u16(),
+        },
         408 | 504 => AdapterError::Timeout,
-        429 => AdapterError::RateLimited { retry_after: retry_after(headers) },
+        429 => AdapterError::RateLimited {
+            retry_after: retry_after(headers),
+        },
         500..=599 => AdapterError::Unavailable(format!("HTTP {}", status.as_u16())),
-        code => AdapterError::Rejected { status: code, vendor_code },
+        code => AdapterError::Rejected {
+            status: code,
+            vendor_code,
+        },
     }
 }
 

@@ -23,7 +23,9 @@ pub trait UpstreamAdapter {
     fn domains(&self) -> &[Domain];
 
     /// The dealership's current inventory.
-    fn inventory(&self) -> impl Future<Output = Result<Arc<InventorySnapshot>, AdapterError>> + Send;
+    fn inventory(
+        &self,
+    ) -> impl Future<Output = Result<Arc<InventorySnapshot>, AdapterError>> + Send;
 }
 
 /// The closed set of adapter kinds.

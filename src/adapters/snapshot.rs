@@ -40,12 +40,20 @@ pub enum UnitRef<'a> {
 }
 
 impl InventorySnapshot {
-    pub fn from_units(units: impl IntoIterator<Item = MappedUnit>, fetched_at: DateTime<Utc>) -> Self {
-        let mut snapshot = Self { fetched_at: Some(fetched_at), ..Self::default() };
+    pub fn from_units(
+        units: impl IntoIterator<Item = MappedUnit>,
+        fetched_at: DateTime<Utc>,
+    ) -> Self {
+        let mut snapshot = Self {
+            fetched_at: Some(fetched_at),
+            ..Self::default()
+        };
         for unit in units {
             match unit {
                 MappedUnit::Listed(v) => snapshot.listed.push(Arc::new(v)),
-                MappedUnit::Sold { id, vin, stock } => snapshot.sold.push(SoldUnit { id, vin, stock }),
+                MappedUnit::Sold { id, vin, stock } => {
+                    snapshot.sold.push(SoldUnit { id, vin, stock })
+                }
             }
         }
         snapshot
@@ -54,16 +62,28 @@ impl InventorySnapshot {
     pub fn lookup(&self, unit: UnitRef<'_>) -> Lookup<'_> {
         let listed = self.listed.iter().find(|v| match unit {
             UnitRef::Id(id) => v.id == id,
-            UnitRef::Vin(vin) => v.vin.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(vin)),
-            UnitRef::Stock(stock) => v.stock.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(stock)),
+            UnitRef::Vin(vin) => v
+                .vin
+                .as_deref()
+                .is_some_and(|x| x.eq_ignore_ascii_case(vin)),
+            UnitRef::Stock(stock) => v
+                .stock
+                .as_deref()
+                .is_some_and(|x| x.eq_ignore_ascii_case(stock)),
         });
         if let Some(v) = listed {
             return Lookup::Listed(v);
         }
         let sold = self.sold.iter().any(|s| match unit {
             UnitRef::Id(id) => s.id == id,
-            UnitRef::Vin(vin) => s.vin.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(vin)),
-            UnitRef::Stock(stock) => s.stock.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(stock)),
+            UnitRef::Vin(vin) => s
+                .vin
+                .as_deref()
+                .is_some_and(|x| x.eq_ignore_ascii_case(vin)),
+            UnitRef::Stock(stock) => s
+                .stock
+                .as_deref()
+                .is_some_and(|x| x.eq_ignore_ascii_case(stock)),
         });
         if sold { Lookup::Sold } else { Lookup::NotFound }
     }

@@ -16,7 +16,10 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { path: path.into(), message: message.into() }
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -61,7 +64,10 @@ pub fn load_file(path: &Path) -> Result<Config, ConfigErrors> {
 pub fn from_toml_str(text: &str) -> Result<Config, ConfigErrors> {
     let raw: toml::Table = toml::from_str(text).map_err(|e| {
         let message = e.message().to_owned();
-        let at = e.span().map(|s| line_col(text, s.start)).unwrap_or_default();
+        let at = e
+            .span()
+            .map(|s| line_col(text, s.start))
+            .unwrap_or_default();
         ConfigError::new(at, message)
     })?;
     let json = serde_json::to_value(&raw).map_err(|e| ConfigError::new("", e.to_string()))?;
@@ -69,9 +75,14 @@ pub fn from_toml_str(text: &str) -> Result<Config, ConfigErrors> {
     if !structural.is_empty() {
         return Err(ConfigErrors(structural));
     }
-    let config: Config = serde_json::from_value(json).map_err(|e| ConfigError::new("", e.to_string()))?;
+    let config: Config =
+        serde_json::from_value(json).map_err(|e| ConfigError::new("", e.to_string()))?;
     let semantic = config.validate();
-    if semantic.is_empty() { Ok(config) } else { Err(ConfigErrors(semantic)) }
+    if semantic.is_empty() {
+        Ok(config)
+    } else {
+        Err(ConfigErrors(semantic))
+    }
 }
 
 fn line_col(text: &str, offset: usize) -> String {
@@ -91,7 +102,12 @@ fn schema_errors(json: &Value) -> Vec<ConfigError> {
     };
     let mut errors: Vec<ConfigError> = validator
         .iter_errors(json)
-        .map(|e| ConfigError::new(pointer_to_path(&e.instance_path().to_string()), describe(&e)))
+        .map(|e| {
+            ConfigError::new(
+                pointer_to_path(&e.instance_path().to_string()),
+                describe(&e),
+            )
+        })
         .collect();
     errors.sort_by(|a, b| a.path.cmp(&b.path).then(a.message.cmp(&b.message)));
     errors.dedup();
@@ -101,7 +117,9 @@ fn schema_errors(json: &Value) -> Vec<ConfigError> {
 fn describe(e: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::ValidationErrorKind as K;
     match e.kind() {
-        K::AdditionalProperties { unexpected } => format!("unknown key(s): {}", unexpected.join(", ")),
+        K::AdditionalProperties { unexpected } => {
+            format!("unknown key(s): {}", unexpected.join(", "))
+        }
         K::Required { property } => format!("missing required key {property}"),
         _ => e.to_string(),
     }

@@ -89,7 +89,11 @@ pub struct LimitsConfig {
 
 impl Default for LimitsConfig {
     fn default() -> Self {
-        Self { default_limit: 20, max_limit: 100, call_timeout: Duration::from_secs(30) }
+        Self {
+            default_limit: 20,
+            max_limit: 100,
+            call_timeout: Duration::from_secs(30),
+        }
     }
 }
 

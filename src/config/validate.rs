@@ -15,13 +15,19 @@ impl Config {
         let mut errors = Vec::new();
         self.validate_server(&mut errors);
         if self.dealerships.is_empty() {
-            errors.push(ConfigError::new("dealerships", "at least one dealership is required"));
+            errors.push(ConfigError::new(
+                "dealerships",
+                "at least one dealership is required",
+            ));
         }
         let mut seen = BTreeSet::new();
         for (i, d) in self.dealerships.iter().enumerate() {
             let path = format!("dealerships[{i}]");
             if !seen.insert(d.id.as_str()) {
-                errors.push(ConfigError::new(format!("{path}.id"), format!("duplicate dealership id {:?}", d.id)));
+                errors.push(ConfigError::new(
+                    format!("{path}.id"),
+                    format!("duplicate dealership id {:?}", d.id),
+                ));
             }
             self.validate_dealership(&path, d, &mut errors);
         }
@@ -32,7 +38,10 @@ impl Config {
         for (i, t) in self.tokens.iter().enumerate() {
             let path = format!("tokens[{i}]");
             if !names.insert(t.name.as_str()) {
-                errors.push(ConfigError::new(format!("{path}.name"), format!("duplicate token name {:?}", t.name)));
+                errors.push(ConfigError::new(
+                    format!("{path}.name"),
+                    format!("duplicate token name {:?}", t.name),
+                ));
             }
             self.validate_token(&path, t, &mut errors);
         }
@@ -42,53 +51,89 @@ impl Config {
     fn validate_server(&self, errors: &mut Vec<ConfigError>) {
         let s = &self.server;
         if s.listen.parse::<SocketAddr>().is_err() {
-            errors.push(ConfigError::new("server.listen", format!("{:?} is not an address like 127.0.0.1:8787", s.listen)));
+            errors.push(ConfigError::new(
+                "server.listen",
+                format!("{:?} is not an address like 127.0.0.1:8787", s.listen),
+            ));
         }
         if !s.path.starts_with('/') {
             errors.push(ConfigError::new("server.path", "must start with /"));
         }
         if s.max_request_bytes < 1024 {
-            errors.push(ConfigError::new("server.max_request_bytes", "must be at least 1024"));
+            errors.push(ConfigError::new(
+                "server.max_request_bytes",
+                "must be at least 1024",
+            ));
         }
         let l = &self.limits;
         if l.max_limit == 0 || l.max_limit > 1000 {
-            errors.push(ConfigError::new("limits.max_limit", "must be between 1 and 1000"));
+            errors.push(ConfigError::new(
+                "limits.max_limit",
+                "must be between 1 and 1000",
+            ));
         }
         if l.default_limit == 0 || l.default_limit > l.max_limit {
-            errors.push(ConfigError::new("limits.default_limit", "must be between 1 and limits.max_limit"));
+            errors.push(ConfigError::new(
+                "limits.default_limit",
+                "must be between 1 and limits.max_limit",
+            ));
         }
     }
 
     fn validate_dealership(&self, path: &str, d: &DealershipConfig, errors: &mut Vec<ConfigError>) {
         if !is_identifier(&d.id) {
-            errors.push(ConfigError::new(format!("{path}.id"), "use 1-64 characters from a-z, 0-9, - and _"));
+            errors.push(ConfigError::new(
+                format!("{path}.id"),
+                "use 1-64 characters from a-z, 0-9, - and _",
+            ));
         }
         if d.timezone.parse::<chrono_tz::Tz>().is_err() {
-            errors.push(ConfigError::new(format!("{path}.timezone"), format!("unknown IANA time zone {:?}", d.timezone)));
+            errors.push(ConfigError::new(
+                format!("{path}.timezone"),
+                format!("unknown IANA time zone {:?}", d.timezone),
+            ));
         }
         if !(d.currency.len() == 3 && d.currency.chars().all(|c| c.is_ascii_uppercase())) {
-            errors.push(ConfigError::new(format!("{path}.currency"), "must be an ISO 4217 code such as USD"));
+            errors.push(ConfigError::new(
+                format!("{path}.currency"),
+                "must be an ISO 4217 code such as USD",
+            ));
         }
         for (i, phone) in d.phones.iter().enumerate() {
             if !is_e164(&phone.number) {
-                errors.push(ConfigError::new(format!("{path}.phones[{i}].number"), "must be E.164, e.g. +15125550100"));
+                errors.push(ConfigError::new(
+                    format!("{path}.phones[{i}].number"),
+                    "must be E.164, e.g. +15125550100",
+                ));
             }
         }
         for (i, hours) in d.hours.iter().enumerate() {
             for (day, range) in &hours.weekly {
                 if !is_hours_range(range) {
-                    let day = serde_json::to_value(day).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-                    errors.push(ConfigError::new(format!("{path}.hours[{i}].weekly.{day}"), "must look like 09:00-18:00"));
+                    let day = serde_json::to_value(day)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default();
+                    errors.push(ConfigError::new(
+                        format!("{path}.hours[{i}].weekly.{day}"),
+                        "must look like 09:00-18:00",
+                    ));
                 }
             }
         }
         for (domain, upstream_id) in &d.routes {
             let at = format!("{path}.routes.{}", domain.as_str());
             match self.upstreams.get(upstream_id) {
-                None => errors.push(ConfigError::new(at, format!("no upstream with id {upstream_id:?}"))),
+                None => errors.push(ConfigError::new(
+                    at,
+                    format!("no upstream with id {upstream_id:?}"),
+                )),
                 Some(u) if !upstream_serves(u, *domain) => errors.push(ConfigError::new(
                     at,
-                    format!("upstream {upstream_id:?} cannot serve the {} domain", domain.as_str()),
+                    format!(
+                        "upstream {upstream_id:?} cannot serve the {} domain",
+                        domain.as_str()
+                    ),
                 )),
                 Some(_) => {}
             }
@@ -97,30 +142,54 @@ impl Config {
 
     fn validate_token(&self, path: &str, t: &TokenConfig, errors: &mut Vec<ConfigError>) {
         if t.dealerships.is_empty() {
-            errors.push(ConfigError::new(format!("{path}.dealerships"), "list at least one dealership id, or \"*\""));
+            errors.push(ConfigError::new(
+                format!("{path}.dealerships"),
+                "list at least one dealership id, or \"*\"",
+            ));
         }
         for (i, id) in t.dealerships.iter().enumerate() {
             if id != "*" && !self.dealerships.iter().any(|d| &d.id == id) {
-                errors.push(ConfigError::new(format!("{path}.dealerships[{i}]"), format!("no dealership with id {id:?}")));
+                errors.push(ConfigError::new(
+                    format!("{path}.dealerships[{i}]"),
+                    format!("no dealership with id {id:?}"),
+                ));
             }
         }
         if t.scopes.is_empty() {
-            errors.push(ConfigError::new(format!("{path}.scopes"), "list at least one scope"));
+            errors.push(ConfigError::new(
+                format!("{path}.scopes"),
+                "list at least one scope",
+            ));
         }
         for (i, s) in t.scopes.iter().enumerate() {
             if Scope::parse(s).is_none() {
                 errors.push(ConfigError::new(
                     format!("{path}.scopes[{i}]"),
-                    format!("unknown scope {s:?}; known: {}", Scope::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")),
+                    format!(
+                        "unknown scope {s:?}; known: {}",
+                        Scope::ALL
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 ));
             }
         }
     }
 }
 
-fn validate_upstream(path: &str, id: &str, upstream: &UpstreamConfig, errors: &mut Vec<ConfigError>) {
+fn validate_upstream(
+    path: &str,
+    id: &str,
+    upstream: &UpstreamConfig,
+    errors: &mut Vec<ConfigError>,
+) {
     if !is_identifier(id) {
-        errors.push(ConfigError::new(path, "upstream ids use 1-64 characters from a-z, 0-9, - and _"));
+        errors.push(ConfigError::new(
+            path,
+            "upstream ids use 1-64 characters from a-z, 0-9, - and _",
+        ));
     }
     match upstream {
         UpstreamConfig::Rest(r) => {
@@ -128,23 +197,38 @@ fn validate_upstream(path: &str, id: &str, upstream: &UpstreamConfig, errors: &m
             if let Some(url) = &r.token_url {
                 check_url(&format!("{path}.token_url"), url, errors);
             }
-            if !catalog::is_file_reference(&r.profile) && catalog::builtin_profile(&r.profile).is_none() {
+            if !catalog::is_file_reference(&r.profile)
+                && catalog::builtin_profile(&r.profile).is_none()
+            {
                 errors.push(ConfigError::new(
                     format!("{path}.profile"),
-                    format!("no built-in profile {:?}; built-ins: {}", r.profile, catalog::PROFILES.join(", ")),
+                    format!(
+                        "no built-in profile {:?}; built-ins: {}",
+                        r.profile,
+                        catalog::PROFILES.join(", ")
+                    ),
                 ));
             }
         }
         UpstreamConfig::Feed(f) => {
             check_url(&format!("{path}.url"), &f.url, errors);
-            if !catalog::is_file_reference(&f.mapping) && catalog::builtin_mapping(&f.mapping).is_none() {
+            if !catalog::is_file_reference(&f.mapping)
+                && catalog::builtin_mapping(&f.mapping).is_none()
+            {
                 errors.push(ConfigError::new(
                     format!("{path}.mapping"),
-                    format!("no built-in mapping {:?}; built-ins: {}", f.mapping, catalog::MAPPINGS.join(", ")),
+                    format!(
+                        "no built-in mapping {:?}; built-ins: {}",
+                        f.mapping,
+                        catalog::MAPPINGS.join(", ")
+                    ),
                 ));
             }
             if f.refresh_interval.as_secs() < 1 {
-                errors.push(ConfigError::new(format!("{path}.refresh_interval"), "must be at least 1s"));
+                errors.push(ConfigError::new(
+                    format!("{path}.refresh_interval"),
+                    "must be at least 1s",
+                ));
             }
         }
     }
@@ -161,21 +245,32 @@ fn upstream_serves(upstream: &UpstreamConfig, domain: Domain) -> bool {
 fn check_url(path: &str, url: &str, errors: &mut Vec<ConfigError>) {
     match reqwest::Url::parse(url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
-        _ => errors.push(ConfigError::new(path, format!("{url:?} is not an http(s) URL"))),
+        _ => errors.push(ConfigError::new(
+            path,
+            format!("{url:?} is not an http(s) URL"),
+        )),
     }
 }
 
 fn is_identifier(s: &str) -> bool {
-    (1..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    (1..=64).contains(&s.len())
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
 pub(crate) fn is_e164(s: &str) -> bool {
-    let Some(digits) = s.strip_prefix('+') else { return false };
-    (2..=15).contains(&digits.len()) && digits.chars().all(|c| c.is_ascii_digit()) && !digits.starts_with('0')
+    let Some(digits) = s.strip_prefix('+') else {
+        return false;
+    };
+    (2..=15).contains(&digits.len())
+        && digits.chars().all(|c| c.is_ascii_digit())
+        && !digits.starts_with('0')
 }
 
 fn is_hours_range(s: &str) -> bool {
-    let Some((open, close)) = s.split_once('-') else { return false };
+    let Some((open, close)) = s.split_once('-') else {
+        return false;
+    };
     let parse = |t: &str| chrono::NaiveTime::parse_from_str(t.trim(), "%H:%M").ok();
     matches!((parse(open), parse(close)), (Some(o), Some(c)) if o < c)
 }

@@ -35,64 +35,128 @@ pub fn router(latency: Duration) -> Router {
         .ok()
         .and_then(|v| v.get("results").and_then(Value::as_array).cloned())
         .unwrap_or_default();
-    let state = MockCdk { vehicles: Arc::new(vehicles), latency };
+    let state = MockCdk {
+        vehicles: Arc::new(vehicles),
+        latency,
+    };
     Router::new()
         .route("/oauth2/token", post(token))
-        .route("/cdk/sales/inventory/v2/merchandisable-vehicles/", get(inventory))
+        .route(
+            "/cdk/sales/inventory/v2/merchandisable-vehicles/",
+            get(inventory),
+        )
         .with_state(state)
 }
 
 async fn token(headers: HeaderMap, body: String) -> Response {
-    let expected = format!("Basic {}", STANDARD.encode(format!("{CLIENT_ID}:{CLIENT_SECRET}")));
+    let expected = format!(
+        "Basic {}",
+        STANDARD.encode(format!("{CLIENT_ID}:{CLIENT_SECRET}"))
+    );
     if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
-        return (StatusCode::UNAUTHORIZED, axum::Json(json!({ "error": "invalid_client" }))).into_response();
+        return (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(json!({ "error": "invalid_client" })),
+        )
+            .into_response();
     }
     let form: HashMap<String, String> = serde_urlencoded_pairs(&body);
     if form.get("grant_type").map(String::as_str) != Some("client_credentials") {
-        return (StatusCode::BAD_REQUEST, axum::Json(json!({ "error": "unsupported_grant_type" }))).into_response();
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({ "error": "unsupported_grant_type" })),
+        )
+            .into_response();
     }
     if form.get("scope").is_none() {
-        return (StatusCode::BAD_REQUEST, axum::Json(json!({ "error": "invalid_scope" }))).into_response();
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({ "error": "invalid_scope" })),
+        )
+            .into_response();
     }
     axum::Json(json!({ "token_type": "Bearer", "expires_in": 3600, "access_token": ACCESS_TOKEN, "scope": "anonymous" })).into_response()
 }
 
 fn serde_urlencoded_pairs(body: &str) -> HashMap<String, String> {
     reqwest::Url::parse(&format!("http://x/?{body}"))
-        .map(|u| u.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect())
+        .map(|u| {
+            u.query_pairs()
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn fortellis_error(status: StatusCode, code: &str, message: &str) -> Response {
-    (status, axum::Json(json!({ "code": code, "message": message }))).into_response()
+    (
+        status,
+        axum::Json(json!({ "code": code, "message": message })),
+    )
+        .into_response()
 }
 
-async fn inventory(State(mock): State<MockCdk>, headers: HeaderMap, Query(query): Query<HashMap<String, String>>) -> Response {
+async fn inventory(
+    State(mock): State<MockCdk>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if header("authorization") != Some(&format!("Bearer {ACCESS_TOKEN}")) {
-        return fortellis_error(StatusCode::UNAUTHORIZED, "INVALID-TOKEN", "The access token is invalid.");
+        return fortellis_error(
+            StatusCode::UNAUTHORIZED,
+            "INVALID-TOKEN",
+            "The access token is invalid.",
+        );
     }
     match header("subscription-id") {
-        None => return fortellis_error(StatusCode::BAD_REQUEST, "MISSING-SUBSCRIPTION-ID", "Subscription-Id header is required."),
+        None => {
+            return fortellis_error(
+                StatusCode::BAD_REQUEST,
+                "MISSING-SUBSCRIPTION-ID",
+                "Subscription-Id header is required.",
+            );
+        }
         Some(s) if s != SUBSCRIPTION_ID => {
-            return fortellis_error(StatusCode::FORBIDDEN, "SUBSCRIPTION-MISMATCH", "Unknown subscription.");
+            return fortellis_error(
+                StatusCode::FORBIDDEN,
+                "SUBSCRIPTION-MISMATCH",
+                "Unknown subscription.",
+            );
         }
         Some(_) => {}
     }
     let Some(request_id) = header("request-id").map(str::to_owned) else {
-        return fortellis_error(StatusCode::BAD_REQUEST, "INVALID-PARAMETER", "Request-Id header is required.");
+        return fortellis_error(
+            StatusCode::BAD_REQUEST,
+            "INVALID-PARAMETER",
+            "Request-Id header is required.",
+        );
     };
-    let limit: usize = query.get("limit").and_then(|l| l.parse().ok()).unwrap_or(10);
-    let offset: usize = query.get("offset").and_then(|o| o.parse().ok()).unwrap_or(0);
+    let limit: usize = query
+        .get("limit")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(10);
+    let offset: usize = query
+        .get("offset")
+        .and_then(|o| o.parse().ok())
+        .unwrap_or(0);
     if limit == 0 || limit > 100 {
-        return fortellis_error(StatusCode::BAD_REQUEST, "INVALID-PARAMETER", "limit must be between 1 and 100");
+        return fortellis_error(
+            StatusCode::BAD_REQUEST,
+            "INVALID-PARAMETER",
+            "limit must be between 1 and 100",
+        );
     }
     if !mock.latency.is_zero() {
         tokio::time::sleep(mock.latency).await;
     }
     let include_deleted = query.get("deleted").is_some_and(|d| d == "true");
-    let units: Vec<&Value> =
-        mock.vehicles.iter().filter(|v| include_deleted || v.get("deleted") != Some(&Value::Bool(true))).collect();
+    let units: Vec<&Value> = mock
+        .vehicles
+        .iter()
+        .filter(|v| include_deleted || v.get("deleted") != Some(&Value::Bool(true)))
+        .collect();
     let page: Vec<&Value> = units.iter().skip(offset).take(limit).copied().collect();
     let body = json!({
         "summary": { "count": page.len(), "totalCount": units.len(), "limit": limit, "offset": offset },

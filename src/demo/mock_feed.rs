@@ -40,7 +40,10 @@ impl MockFeed {
     }
 
     pub fn router(&self) -> Router {
-        Router::new().route(PATH, get(serve)).route("/feeds/advance", post(advance)).with_state(self.clone())
+        Router::new()
+            .route(PATH, get(serve))
+            .route("/feeds/advance", post(advance))
+            .with_state(self.clone())
     }
 
     /// Moves to the next snapshot; returns the version now served.
@@ -66,15 +69,29 @@ async fn serve(State(feed): State<MockFeed>, headers: HeaderMap) -> Response {
         let mut m = feed.inner.modified.write().await;
         *m.get_or_insert_with(|| Utc::now() - chrono::Duration::minutes(5))
     };
-    let etag = format!("\"{}\"", Sha256::digest(body.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect::<String>());
+    let etag = format!(
+        "\"{}\"",
+        Sha256::digest(body.as_bytes())
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
     let last_modified = modified.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
-    if headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) == Some(etag.as_str()) {
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        == Some(etag.as_str())
+    {
         return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
     }
     feed.inner.full_reads.fetch_add(1, Ordering::SeqCst);
     let mut response = body.into_response();
     let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/csv; charset=utf-8"),
+    );
     for (name, value) in [(header::ETAG, etag), (header::LAST_MODIFIED, last_modified)] {
         if let Ok(v) = HeaderValue::from_str(&value) {
             h.insert(name, v);

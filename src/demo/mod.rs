@@ -25,18 +25,26 @@ pub struct MockUpstreams {
 }
 
 /// Starts both mock upstreams on ephemeral loopback ports.
-pub async fn start_mocks(cdk_latency: Duration, cancel: &CancellationToken) -> std::io::Result<MockUpstreams> {
+pub async fn start_mocks(
+    cdk_latency: Duration,
+    cancel: &CancellationToken,
+) -> std::io::Result<MockUpstreams> {
     let feed = mock_feed::MockFeed::new();
     let cdk_url = serve(mock_cdk::router(cdk_latency), cancel.child_token()).await?;
     let feed_url = serve(feed.router(), cancel.child_token()).await?;
-    Ok(MockUpstreams { cdk_url, feed_url, feed })
+    Ok(MockUpstreams {
+        cdk_url,
+        feed_url,
+        feed,
+    })
 }
 
 async fn serve(router: axum::Router, cancel: CancellationToken) -> std::io::Result<String> {
     let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
     let addr = listener.local_addr()?;
     tokio::spawn(async move {
-        let server = axum::serve(listener, router).with_graceful_shutdown(async move { cancel.cancelled().await });
+        let server = axum::serve(listener, router)
+            .with_graceful_shutdown(async move { cancel.cancelled().await });
         if let Err(e) = server.await {
             tracing::error!(error = %e, "Mock upstream stopped.");
         }
@@ -50,5 +58,8 @@ pub fn config(mocks: &MockUpstreams, listen: SocketAddr) -> Result<Config, Confi
 }
 
 pub fn render(mocks: &MockUpstreams, listen: SocketAddr) -> String {
-    TEMPLATE.replace("{cdk_url}", &mocks.cdk_url).replace("{feed_url}", &mocks.feed_url).replace("{listen}", &listen.to_string())
+    TEMPLATE
+        .replace("{cdk_url}", &mocks.cdk_url)
+        .replace("{feed_url}", &mocks.feed_url)
+        .replace("{listen}", &listen.to_string())
 }

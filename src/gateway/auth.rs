@@ -86,8 +86,14 @@ pub struct Authenticator {
 
 impl Authenticator {
     /// `anonymous_dealerships`: where callers without a token may read inventory.
-    pub fn new(tokens: Vec<(SecretString, Principal)>, anonymous_dealerships: BTreeSet<String>) -> Self {
-        let tokens = tokens.into_iter().map(|(secret, p)| (digest(secret.expose_secret()), Arc::new(p))).collect();
+    pub fn new(
+        tokens: Vec<(SecretString, Principal)>,
+        anonymous_dealerships: BTreeSet<String>,
+    ) -> Self {
+        let tokens = tokens
+            .into_iter()
+            .map(|(secret, p)| (digest(secret.expose_secret()), Arc::new(p)))
+            .collect();
         let anonymous = (!anonymous_dealerships.is_empty()).then(|| {
             Arc::new(Principal {
                 name: Arc::from("anonymous"),
@@ -137,8 +143,14 @@ mod tests {
 
     #[test]
     fn matches_only_the_exact_token() {
-        let auth = Authenticator::new(vec![(SecretString::from("s3cret"), principal("one"))], BTreeSet::new());
-        assert_eq!(auth.authenticate("s3cret").map(|p| p.name.to_string()), Some("one".into()));
+        let auth = Authenticator::new(
+            vec![(SecretString::from("s3cret"), principal("one"))],
+            BTreeSet::new(),
+        );
+        assert_eq!(
+            auth.authenticate("s3cret").map(|p| p.name.to_string()),
+            Some("one".into())
+        );
         assert!(auth.authenticate("s3cre").is_none());
         assert!(auth.authenticate("").is_none());
         assert!(auth.anonymous().is_none());
@@ -147,7 +159,13 @@ mod tests {
     #[test]
     fn anonymous_reads_inventory_of_public_dealerships_only() {
         let auth = Authenticator::new(vec![], BTreeSet::from(["pub".to_owned()]));
-        let anon = auth.anonymous().map(|p| (p.may_use("pub"), p.may_use("other"), p.has_scope(Scope::LeadsWrite)));
+        let anon = auth.anonymous().map(|p| {
+            (
+                p.may_use("pub"),
+                p.may_use("other"),
+                p.has_scope(Scope::LeadsWrite),
+            )
+        });
         assert_eq!(anon, Some((true, false, false)));
     }
 }

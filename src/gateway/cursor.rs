@@ -45,7 +45,9 @@ impl CursorCodec {
 
     /// A codec with a random key (cursors then die with the process).
     pub fn random() -> Self {
-        let key: Vec<u8> = (0..2).flat_map(|_| *uuid::Uuid::new_v4().as_bytes()).collect();
+        let key: Vec<u8> = (0..2)
+            .flat_map(|_| *uuid::Uuid::new_v4().as_bytes())
+            .collect();
         Self::new(&key)
     }
 
@@ -57,19 +59,31 @@ impl CursorCodec {
     }
 
     pub fn encode(&self, dealership_id: &str, query_hash: &str, offset: u64) -> String {
-        let payload = Payload { d: dealership_id.to_owned(), q: query_hash.to_owned(), o: offset };
+        let payload = Payload {
+            d: dealership_id.to_owned(),
+            q: query_hash.to_owned(),
+            o: offset,
+        };
         let body = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&payload).unwrap_or_default());
         let tag = URL_SAFE_NO_PAD.encode(&self.tag(body.as_bytes())[..TAG_BYTES]);
         format!("{body}.{tag}")
     }
 
     /// The offset a cursor points at, if it is genuine and matches this dealership and query.
-    pub fn decode(&self, cursor: &str, dealership_id: &str, query_hash: &str) -> Result<u64, CursorError> {
+    pub fn decode(
+        &self,
+        cursor: &str,
+        dealership_id: &str,
+        query_hash: &str,
+    ) -> Result<u64, CursorError> {
         let (body, tag) = cursor.split_once('.').ok_or(CursorError::Invalid)?;
-        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| CursorError::Invalid)?;
+        let tag = URL_SAFE_NO_PAD
+            .decode(tag)
+            .map_err(|_| CursorError::Invalid)?;
         let mut mac = self.mac();
         mac.update(body.as_bytes());
-        mac.verify_truncated_left(&tag).map_err(|_| CursorError::Invalid)?;
+        mac.verify_truncated_left(&tag)
+            .map_err(|_| CursorError::Invalid)?;
         if tag.len() != TAG_BYTES {
             return Err(CursorError::Invalid);
         }
@@ -89,7 +103,8 @@ impl CursorCodec {
 
     fn mac(&self) -> HmacSha256 {
         // HMAC accepts keys of any length, so this cannot fail.
-        <HmacSha256 as Mac>::new_from_slice(&self.key).unwrap_or_else(|_| unreachable!("HMAC takes any key length"))
+        <HmacSha256 as Mac>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC takes any key length"))
     }
 
     fn tag(&self, body: &[u8]) -> Vec<u8> {
@@ -108,11 +123,20 @@ mod tests {
         let codec = CursorCodec::new(b"k");
         let c = codec.encode("d1", "q1", 40);
         assert_eq!(codec.decode(&c, "d1", "q1"), Ok(40));
-        assert_eq!(codec.decode(&c, "d2", "q1"), Err(CursorError::OtherDealership));
+        assert_eq!(
+            codec.decode(&c, "d2", "q1"),
+            Err(CursorError::OtherDealership)
+        );
         assert_eq!(codec.decode(&c, "d1", "q2"), Err(CursorError::OtherQuery));
         let forged = codec.encode("d1", "q1", 0).replace('.', "x.");
         assert_eq!(codec.decode(&forged, "d1", "q1"), Err(CursorError::Invalid));
-        assert_eq!(CursorCodec::new(b"other").decode(&c, "d1", "q1"), Err(CursorError::Invalid));
-        assert_eq!(codec.decode("garbage", "d1", "q1"), Err(CursorError::Invalid));
+        assert_eq!(
+            CursorCodec::new(b"other").decode(&c, "d1", "q1"),
+            Err(CursorError::Invalid)
+        );
+        assert_eq!(
+            codec.decode("garbage", "d1", "q1"),
+            Err(CursorError::Invalid)
+        );
     }
 }

@@ -61,7 +61,10 @@ impl ErrorCode {
     pub fn retryable(self) -> bool {
         matches!(
             self,
-            Self::UpstreamUnavailable | Self::UpstreamTimeout | Self::UpstreamRateLimited | Self::Internal
+            Self::UpstreamUnavailable
+                | Self::UpstreamTimeout
+                | Self::UpstreamRateLimited
+                | Self::Internal
         )
     }
 
@@ -73,9 +76,10 @@ impl ErrorCode {
             Self::InventoryVehicleUnavailable => "VEHICLE_UNAVAILABLE",
             Self::UpstreamRateLimited => "RATE_LIMITED",
             Self::CapabilityUnsupported => "UNSUPPORTED_SKILL",
-            Self::Internal | Self::UpstreamUnavailable | Self::UpstreamTimeout | Self::UpstreamInvalidResponse => {
-                "INTERNAL_ERROR"
-            }
+            Self::Internal
+            | Self::UpstreamUnavailable
+            | Self::UpstreamTimeout
+            | Self::UpstreamInvalidResponse => "INTERNAL_ERROR",
             _ => return None,
         })
     }
@@ -94,7 +98,10 @@ pub struct Problems(Vec<Problem>);
 
 impl Problems {
     pub fn push(&mut self, pointer: impl Into<String>, message: impl Into<String>) {
-        self.0.push(Problem { pointer: pointer.into(), message: message.into() });
+        self.0.push(Problem {
+            pointer: pointer.into(),
+            message: message.into(),
+        });
     }
 
     pub fn is_empty(&self) -> bool {
@@ -122,7 +129,12 @@ pub struct ToolError {
 
 impl ToolError {
     pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
-        Self { code, message: message.into(), details: None, recovery: None }
+        Self {
+            code,
+            message: message.into(),
+            details: None,
+            recovery: None,
+        }
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
@@ -132,7 +144,9 @@ impl ToolError {
 
     /// A call the caller can make next, e.g. `{"name": "inventory.search", "arguments": {…}}`.
     pub fn with_next_tool_call(mut self, name: &str, arguments: Value, hint: &'static str) -> Self {
-        self.recovery = Some(json!({ "hint": hint, "next_tool_call": { "name": name, "arguments": arguments } }));
+        self.recovery = Some(
+            json!({ "hint": hint, "next_tool_call": { "name": name, "arguments": arguments } }),
+        );
         self
     }
 
@@ -146,11 +160,15 @@ impl ToolError {
             1 => "The arguments have 1 problem; see details.problems.".to_owned(),
             n => format!("The arguments have {n} problems; see details.problems."),
         };
-        Self::new(ErrorCode::RequestInvalidArguments, summary).with_details(json!({ "problems": problems }))
+        Self::new(ErrorCode::RequestInvalidArguments, summary)
+            .with_details(json!({ "problems": problems }))
     }
 
     pub fn internal() -> Self {
-        Self::new(ErrorCode::Internal, "The bridge hit an unexpected error. It has been logged; try again later.")
+        Self::new(
+            ErrorCode::Internal,
+            "The bridge hit an unexpected error. It has been logged; try again later.",
+        )
     }
 
     /// The `structuredContent` of the error result.

@@ -15,16 +15,23 @@ pub fn from_adapter(e: &AdapterError, dealership: Option<&str>, principal: &str)
             "The dealer's system refused the bridge's credentials. The bridge operator has to fix them; retrying will not help.",
         ),
         AdapterError::RateLimited { retry_after } => {
-            let error = ToolError::new(ErrorCode::UpstreamRateLimited, "The dealer's system is throttling requests. Wait and try again.");
+            let error = ToolError::new(
+                ErrorCode::UpstreamRateLimited,
+                "The dealer's system is throttling requests. Wait and try again.",
+            );
             match retry_after {
                 Some(d) => error.with_details(json!({ "retry_after_ms": d.as_millis() as u64 })),
                 None => error,
             }
         }
-        AdapterError::Unavailable(_) => {
-            ToolError::new(ErrorCode::UpstreamUnavailable, "The dealer's system is unavailable right now. Try again shortly.")
-        }
-        AdapterError::Timeout => ToolError::new(ErrorCode::UpstreamTimeout, "The dealer's system did not answer in time. Try again shortly."),
+        AdapterError::Unavailable(_) => ToolError::new(
+            ErrorCode::UpstreamUnavailable,
+            "The dealer's system is unavailable right now. Try again shortly.",
+        ),
+        AdapterError::Timeout => ToolError::new(
+            ErrorCode::UpstreamTimeout,
+            "The dealer's system did not answer in time. Try again shortly.",
+        ),
         AdapterError::Rejected { .. } => ToolError::new(
             ErrorCode::UpstreamRejected,
             "The dealer's system refused the request. Retrying the same request will not help.",
@@ -33,6 +40,9 @@ pub fn from_adapter(e: &AdapterError, dealership: Option<&str>, principal: &str)
             ErrorCode::UpstreamInvalidResponse,
             "The dealer's system answered with data the bridge cannot read. The operator has been told through the logs.",
         ),
-        AdapterError::Unsupported => ToolError::new(ErrorCode::CapabilityUnsupported, "This dealership's system does not offer that operation."),
+        AdapterError::Unsupported => ToolError::new(
+            ErrorCode::CapabilityUnsupported,
+            "This dealership's system does not offer that operation.",
+        ),
     }
 }

@@ -39,7 +39,11 @@ impl Dealership {
         self.routes
             .keys()
             .copied()
-            .filter(|d| ToolId::ALL.iter().any(|t| t.domain() == Some(*d) && t.scope().is_none_or(|s| principal.has_scope(s))))
+            .filter(|d| {
+                ToolId::ALL.iter().any(|t| {
+                    t.domain() == Some(*d) && t.scope().is_none_or(|s| principal.has_scope(s))
+                })
+            })
             .collect()
     }
 }
@@ -59,9 +63,25 @@ struct Inner {
 }
 
 impl Gateway {
-    pub fn new(dealerships: Vec<Dealership>, auth: Authenticator, limits: LimitsConfig, cursors: CursorCodec) -> Self {
-        let dealerships = dealerships.into_iter().map(|d| (d.profile.id.clone(), d)).collect();
-        Self { inner: Arc::new(Inner { dealerships, auth, limits, cursors, schemas: pipeline::Schemas::compile() }) }
+    pub fn new(
+        dealerships: Vec<Dealership>,
+        auth: Authenticator,
+        limits: LimitsConfig,
+        cursors: CursorCodec,
+    ) -> Self {
+        let dealerships = dealerships
+            .into_iter()
+            .map(|d| (d.profile.id.clone(), d))
+            .collect();
+        Self {
+            inner: Arc::new(Inner {
+                dealerships,
+                auth,
+                limits,
+                cursors,
+                schemas: pipeline::Schemas::compile(),
+            }),
+        }
     }
 
     pub fn authenticator(&self) -> &Authenticator {
@@ -110,12 +130,19 @@ impl<'a> ToolContext<'a> {
     /// The adapter routed for `domain`, or `capability.unsupported`.
     pub fn adapter(&self, domain: Domain) -> Result<&'a Adapter, ToolError> {
         let dealership = self.dealership()?;
-        dealership.routes.get(&domain).map(|a| a.as_ref()).ok_or_else(|| unsupported(domain))
+        dealership
+            .routes
+            .get(&domain)
+            .map(|a| a.as_ref())
+            .ok_or_else(|| unsupported(domain))
     }
 
     /// Maps an adapter failure to the caller-visible error (one mapper for all tools).
     pub fn upstream_error(&self) -> impl Fn(AdapterError) -> ToolError + use<'a> {
-        let (dealership, principal) = (self.dealership.map(|d| d.profile.id.clone()), self.principal.name.clone());
+        let (dealership, principal) = (
+            self.dealership.map(|d| d.profile.id.clone()),
+            self.principal.name.clone(),
+        );
         move |e| error_map::from_adapter(&e, dealership.as_deref(), &principal)
     }
 
@@ -126,8 +153,18 @@ impl<'a> ToolContext<'a> {
 }
 
 pub(crate) fn unsupported(domain: Domain) -> ToolError {
-    ToolError::new(ErrorCode::CapabilityUnsupported, format!("This dealership does not offer the {} domain through the bridge.", domain.as_str()))
-        .with_next_tool_call("dealership.list", serde_json::json!({}), "See which domains each dealership offers.")
+    ToolError::new(
+        ErrorCode::CapabilityUnsupported,
+        format!(
+            "This dealership does not offer the {} domain through the bridge.",
+            domain.as_str()
+        ),
+    )
+    .with_next_tool_call(
+        "dealership.list",
+        serde_json::json!({}),
+        "See which domains each dealership offers.",
+    )
 }
 
 /// Semantic validation with what it needs to know.
@@ -142,30 +179,40 @@ impl Check<'_> {
         let max = self.gateway.limits().max_limit;
         if let Some(l) = limit {
             if l == 0 || l > max {
-                self.problems.push(at, format!("limit must be between 1 and {max}"));
+                self.problems
+                    .push(at, format!("limit must be between 1 and {max}"));
             }
         }
     }
 
     pub fn vin(&mut self, at: &str, value: &str) {
         if let Err(problem) = vin::check(&vin::normalize(value)) {
-            self.problems.push(at, format!("not a valid VIN: {problem}"));
+            self.problems
+                .push(at, format!("not a valid VIN: {problem}"));
         }
     }
 
     pub fn money(&mut self, at: &str, money: &Money) {
         if money.amount < 0 {
-            self.problems.push(format!("{at}/amount"), "must not be negative");
+            self.problems
+                .push(format!("{at}/amount"), "must not be negative");
         }
         if let Some(d) = self.dealership {
             if money.currency != d.profile.currency {
-                self.problems.push(format!("{at}/currency"), format!("this dealership prices in {}", d.profile.currency));
+                self.problems.push(
+                    format!("{at}/currency"),
+                    format!("this dealership prices in {}", d.profile.currency),
+                );
             }
         }
     }
 
     pub fn cursor(&mut self, at: &str, cursor: &str, dealership_id: &str, query_hash: &str) {
-        if let Err(e) = self.gateway.cursors().decode(cursor, dealership_id, query_hash) {
+        if let Err(e) = self
+            .gateway
+            .cursors()
+            .decode(cursor, dealership_id, query_hash)
+        {
             self.problems.push(at, e.to_string());
         }
     }

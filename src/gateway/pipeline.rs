@@ -36,11 +36,16 @@ impl Schemas {
                     validators.insert(tool, v);
                 }
                 // Only reachable if a derived schema were invalid; the tools-list snapshot test guards this.
-                Err(e) => tracing::error!(tool = tool.name(), error = %e, "Input schema does not compile."),
+                Err(e) => {
+                    tracing::error!(tool = tool.name(), error = %e, "Input schema does not compile.")
+                }
             }
             definitions.insert(tool, tool.definition());
         }
-        Self { validators, definitions }
+        Self {
+            validators,
+            definitions,
+        }
     }
 }
 
@@ -63,15 +68,24 @@ impl Gateway {
         if tool.scope().is_some_and(|s| !principal.has_scope(s)) {
             return false;
         }
-        let usable = self.dealerships().filter(|d| principal.may_use(&d.profile.id));
+        let usable = self
+            .dealerships()
+            .filter(|d| principal.may_use(&d.profile.id));
         match tool.domain() {
             None => self.dealerships().any(|d| principal.may_use(&d.profile.id)),
-            Some(domain) => usable.filter(|d| !principal.anonymous || d.anonymous_inventory).any(|d| d.routes.contains_key(&domain)),
+            Some(domain) => usable
+                .filter(|d| !principal.anonymous || d.anonymous_inventory)
+                .any(|d| d.routes.contains_key(&domain)),
         }
     }
 
     /// Runs one tool call through the whole pipeline.
-    pub async fn call_tool(&self, principal: &Principal, name: &str, arguments: Option<JsonObject>) -> Result<Result<Value, ToolError>, CallError> {
+    pub async fn call_tool(
+        &self,
+        principal: &Principal,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<Result<Value, ToolError>, CallError> {
         let tool = ToolId::from_name(name).ok_or(CallError::UnknownTool)?;
         let started = Instant::now();
         let args = Value::Object(arguments.unwrap_or_default());
@@ -93,7 +107,13 @@ impl Gateway {
         Ok(outcome)
     }
 
-    async fn run<'a, A, F, Fut>(&'a self, tool: ToolId, principal: &'a Principal, args: Value, handler: F) -> Result<Value, ToolError>
+    async fn run<'a, A, F, Fut>(
+        &'a self,
+        tool: ToolId,
+        principal: &'a Principal,
+        args: Value,
+        handler: F,
+    ) -> Result<Value, ToolError>
     where
         A: ToolArgs,
         F: FnOnce(ToolContext<'a>, A) -> Fut,
@@ -111,8 +131,11 @@ impl Gateway {
         };
         if let Some(scope) = tool.scope() {
             if !principal.has_scope(scope) {
-                return Err(ToolError::new(ErrorCode::AuthForbidden, "Your token does not carry the scope this tool needs.")
-                    .with_details(json!({ "required_scope": scope.as_str() })));
+                return Err(ToolError::new(
+                    ErrorCode::AuthForbidden,
+                    "Your token does not carry the scope this tool needs.",
+                )
+                .with_details(json!({ "required_scope": scope.as_str() })));
             }
         }
         if let (Some(domain), Some(d)) = (tool.domain(), dealership) {
@@ -120,19 +143,32 @@ impl Gateway {
                 return Err(super::unsupported(domain));
             }
         }
-        let mut check = Check { problems: Problems::default(), gateway: self, dealership };
+        let mut check = Check {
+            problems: Problems::default(),
+            gateway: self,
+            dealership,
+        };
         parsed.validate(&mut check);
         check.problems.into_result()?;
-        let ctx = ToolContext { gateway: self, principal, dealership };
+        let ctx = ToolContext {
+            gateway: self,
+            principal,
+            dealership,
+        };
         match tokio::time::timeout(self.limits().call_timeout, handler(ctx, parsed)).await {
             Ok(result) => result,
-            Err(_) => Err(ToolError::new(ErrorCode::UpstreamTimeout, "The call took longer than the bridge allows. Try again, or narrow the request.")),
+            Err(_) => Err(ToolError::new(
+                ErrorCode::UpstreamTimeout,
+                "The call took longer than the bridge allows. Try again, or narrow the request.",
+            )),
         }
     }
 
     /// Every schema problem at once, each with a JSON pointer into the arguments.
     fn check_schema(&self, tool: ToolId, args: &Value) -> Result<(), ToolError> {
-        let Some(validator) = self.inner.schemas.validators.get(&tool) else { return Err(ToolError::internal()) };
+        let Some(validator) = self.inner.schemas.validators.get(&tool) else {
+            return Err(ToolError::internal());
+        };
         let mut problems = Problems::default();
         for error in validator.iter_errors(args) {
             problems.push(error.instance_path().to_string(), describe(&error));
@@ -142,15 +178,32 @@ impl Gateway {
 
     /// Scoping: the caller may use this dealership. Unknown and forbidden look
     /// the same, so a token cannot probe which dealerships exist.
-    fn authorize<'a>(&'a self, principal: &Principal, id: &str, tool: ToolId) -> Result<&'a super::Dealership, ToolError> {
+    fn authorize<'a>(
+        &'a self,
+        principal: &Principal,
+        id: &str,
+        tool: ToolId,
+    ) -> Result<&'a super::Dealership, ToolError> {
         let dealership = self.dealership(id).filter(|_| principal.may_use(id));
         match dealership {
-            Some(d) if !principal.anonymous || tool.domain().is_none() || d.anonymous_inventory => Ok(d),
-            _ if principal.anonymous => Err(ToolError::new(ErrorCode::AuthUnauthorized, "This dealership needs an access token for that.")
-                .with_hint("Send an Authorization: Bearer token that grants this dealership.")),
-            _ => Err(ToolError::new(ErrorCode::AuthForbidden, "Your token does not grant access to that dealership.")
-                .with_details(json!({ "dealership_id": id }))
-                .with_next_tool_call("dealership.list", json!({}), "List the dealerships your token may use.")),
+            Some(d) if !principal.anonymous || tool.domain().is_none() || d.anonymous_inventory => {
+                Ok(d)
+            }
+            _ if principal.anonymous => Err(ToolError::new(
+                ErrorCode::AuthUnauthorized,
+                "This dealership needs an access token for that.",
+            )
+            .with_hint("Send an Authorization: Bearer token that grants this dealership.")),
+            _ => Err(ToolError::new(
+                ErrorCode::AuthForbidden,
+                "Your token does not grant access to that dealership.",
+            )
+            .with_details(json!({ "dealership_id": id }))
+            .with_next_tool_call(
+                "dealership.list",
+                json!({}),
+                "List the dealerships your token may use.",
+            )),
         }
     }
 }
@@ -158,10 +211,15 @@ impl Gateway {
 fn describe(error: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::ValidationErrorKind as K;
     match error.kind() {
-        K::AdditionalProperties { unexpected } => format!("unknown field(s): {}", unexpected.join(", ")),
+        K::AdditionalProperties { unexpected } => {
+            format!("unknown field(s): {}", unexpected.join(", "))
+        }
         K::Required { property } => format!("missing required field {property}"),
         // The default text quotes the offending value; keep messages free of caller data.
-        K::Type { kind } => format!("wrong type: expected {kind:?}").replace("Single(", "").replace(')', "").to_lowercase(),
+        K::Type { kind } => format!("wrong type: expected {kind:?}")
+            .replace("Single(", "")
+            .replace(')', "")
+            .to_lowercase(),
         K::Enum { options } => format!("must be one of {options}"),
         K::Minimum { limit } => format!("must be at least {limit}"),
         K::Maximum { limit } => format!("must be at most {limit}"),

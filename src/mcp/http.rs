@@ -46,16 +46,28 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, cancel: CancellationTok
     let mcp = Router::new()
         .nest_service(&settings.path, mcp)
         .layer(middleware::from_fn_with_state(gateway, authenticate));
-    Router::new().route("/healthz", get(|| async { "ok" })).merge(mcp)
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .merge(mcp)
 }
 
 /// Resolves the caller from `Authorization: Bearer …`. No header: the anonymous
 /// caller if any dealership allows one, else 401. A wrong token: always 401.
-async fn authenticate(State(gateway): State<Gateway>, mut request: Request, next: Next) -> Response {
-    let presented = request.headers().get(header::AUTHORIZATION).map(|v| v.to_str().unwrap_or_default().to_owned());
+async fn authenticate(
+    State(gateway): State<Gateway>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.to_str().unwrap_or_default().to_owned());
     let principal = match presented {
         None => gateway.authenticator().anonymous(),
-        Some(value) => match value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")) {
+        Some(value) => match value
+            .strip_prefix("Bearer ")
+            .or_else(|| value.strip_prefix("bearer "))
+        {
             Some(token) => gateway.authenticator().authenticate(token.trim()),
             None => None,
         },
@@ -77,6 +89,9 @@ fn unauthorized(token_presented: bool) -> Response {
     };
     let body = json!({ "error": { "code": "auth.unauthorized", "message": "A valid bearer token is required.", "retryable": false } });
     let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
-    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
     response
 }

@@ -2,14 +2,17 @@
 //! the tools a caller sees depend on its token, and two transports.
 
 pub mod http;
+mod resources;
 pub mod stdio;
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -35,7 +38,10 @@ pub struct McpServer {
 
 impl McpServer {
     pub fn new(gateway: Gateway, fixed_principal: Option<Arc<Principal>>) -> Self {
-        Self { gateway, fixed_principal }
+        Self {
+            gateway,
+            fixed_principal,
+        }
     }
 
     /// The caller: fixed on stdio, or put in the request by the HTTP auth layer.
@@ -51,10 +57,14 @@ impl McpServer {
 }
 
 /// What `initialize` advertises beyond tools: the toolset version and the
-/// AutomotiveMCP profile levels served (Level 2 = read resources' data through tools).
+/// AutomotiveMCP profile levels served: Level 1 (read resources) and Level 2
+/// (tools) for inventory.
 pub fn experimental_capabilities() -> std::collections::BTreeMap<String, JsonObject> {
     let entries = [
-        ("dms_bridge", json!({ "toolset_version": TOOLSET_VERSION, "tools": ToolId::ALL.map(|t| t.name()) })),
+        (
+            "dms_bridge",
+            json!({ "toolset_version": TOOLSET_VERSION, "tools": ToolId::ALL.map(|t| t.name()) }),
+        ),
         (
             "automotive_mcp",
             json!({ "spec_version": "0.1", "domains": { "inventory": { "level": 2 } }, "scopes": ["amcp:inventory:read"] }),
@@ -71,9 +81,16 @@ pub fn experimental_capabilities() -> std::collections::BTreeMap<String, JsonObj
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_experimental_with(experimental_capabilities()).build();
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_experimental_with(experimental_capabilities())
+            .build();
         ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("dms-bridge", env!("CARGO_PKG_VERSION")).with_title("dms-bridge"))
+            .with_server_info(
+                Implementation::new("dms-bridge", env!("CARGO_PKG_VERSION"))
+                    .with_title("dms-bridge"),
+            )
             .with_instructions(INSTRUCTIONS)
     }
 
@@ -82,18 +99,65 @@ impl ServerHandler for McpServer {
         Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
     }
 
-    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, ctx: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
         let principal = self.principal(&ctx)?;
-        Ok(ListToolsResult::with_all_items(self.gateway.visible_tools(&principal)))
+        Ok(ListToolsResult::with_all_items(
+            self.gateway.visible_tools(&principal),
+        ))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let principal = self.principal(&ctx)?;
+        Ok(ListResourcesResult::with_all_items(resources::list(
+            &self.gateway,
+            &principal,
+        )))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let principal = self.principal(&ctx)?;
+        resources::read(&self.gateway, &principal, &request.uri)
+            .await
+            .map(Into::into)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.gateway.tool_definition(name)
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, ctx: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         let principal = self.principal(&ctx)?;
-        match self.gateway.call_tool(&principal, &request.name, request.arguments).await {
+        match self
+            .gateway
+            .call_tool(&principal, &request.name, request.arguments)
+            .await
+        {
             Ok(Ok(value)) => Ok(CallToolResult::structured(value).into()),
             Ok(Err(error)) => Ok(CallToolResult::structured_error(error.to_json()).into()),
             Err(CallError::UnknownTool) => Err(McpError::invalid_params(

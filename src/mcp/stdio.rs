@@ -12,7 +12,9 @@ use crate::gateway::auth::Principal;
 
 /// Serves until the client closes stdin.
 pub async fn serve(gateway: Gateway, principal: Arc<Principal>) -> anyhow::Result<()> {
-    let server = McpServer::new(gateway, Some(principal)).serve(stdio()).await?;
+    let server = McpServer::new(gateway, Some(principal))
+        .serve(stdio())
+        .await?;
     server.waiting().await?;
     Ok(())
 }

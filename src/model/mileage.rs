@@ -36,7 +36,21 @@ mod tests {
 
     #[test]
     fn converts_kilometres_to_miles() {
-        assert_eq!(Mileage { value: 100_000, unit: DistanceUnit::Km }.in_miles(), 62_137);
-        assert_eq!(Mileage { value: 5, unit: DistanceUnit::Mi }.in_miles(), 5);
+        assert_eq!(
+            Mileage {
+                value: 100_000,
+                unit: DistanceUnit::Km
+            }
+            .in_miles(),
+            62_137
+        );
+        assert_eq!(
+            Mileage {
+                value: 5,
+                unit: DistanceUnit::Mi
+            }
+            .in_miles(),
+            5
+        );
     }
 }

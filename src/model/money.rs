@@ -49,7 +49,10 @@ pub fn parse_amount(text: &str, unit: AmountUnit) -> Option<ParsedAmount> {
             numeric.push_str(token);
         }
     }
-    let cleaned: String = numeric.chars().filter(|c| !matches!(c, '$' | ',' | '_')).collect();
+    let cleaned: String = numeric
+        .chars()
+        .filter(|c| !matches!(c, '$' | ',' | '_'))
+        .collect();
     let minor = match unit {
         AmountUnit::Major => decimal_to_minor(&cleaned)?,
         AmountUnit::Minor => cleaned.parse::<i64>().ok()?,
@@ -67,16 +70,28 @@ fn decimal_to_minor(text: &str) -> Option<i64> {
     if whole.is_empty() && fraction.is_empty() {
         return None;
     }
-    if !whole.chars().chain(fraction.chars()).all(|c| c.is_ascii_digit()) {
+    if !whole
+        .chars()
+        .chain(fraction.chars())
+        .all(|c| c.is_ascii_digit())
+    {
         return None;
     }
-    let whole: i64 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+    let whole: i64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
     let mut cents: i64 = 0;
     let mut frac = fraction.chars();
     for _ in 0..2 {
         cents = cents * 10 + frac.next().and_then(|c| c.to_digit(10)).unwrap_or(0) as i64;
     }
-    if frac.next().and_then(|c| c.to_digit(10)).is_some_and(|d| d >= 5) {
+    if frac
+        .next()
+        .and_then(|c| c.to_digit(10))
+        .is_some_and(|d| d >= 5)
+    {
         cents += 1;
     }
     let minor = whole.checked_mul(100)?.checked_add(cents)?;
@@ -101,9 +116,15 @@ mod tests {
         assert_eq!(minor("12.344"), Some(1234));
         assert_eq!(
             parse_amount("18,995.00 USD", AmountUnit::Major),
-            Some(ParsedAmount { minor: 1_899_500, currency: Some("USD".into()) })
+            Some(ParsedAmount {
+                minor: 1_899_500,
+                currency: Some("USD".into())
+            })
         );
-        assert_eq!(parse_amount("2499550", AmountUnit::Minor).map(|p| p.minor), Some(2_499_550));
+        assert_eq!(
+            parse_amount("2499550", AmountUnit::Minor).map(|p| p.minor),
+            Some(2_499_550)
+        );
     }
 
     #[test]

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::{Mileage, Money};
 
 /// Sales condition, the AAP v1.0 vocabulary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Condition {
     New,
@@ -17,7 +19,9 @@ pub enum Condition {
 }
 
 /// Availability of a listed vehicle. Sold units are never listed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum VehicleStatus {
     /// On the lot and for sale.

@@ -22,10 +22,16 @@ impl fmt::Display for VinProblem {
         match self {
             Self::Length(n) => write!(f, "a VIN has 17 characters, this one has {n}"),
             Self::Character { position, found } => {
-                write!(f, "character {found:?} at position {position} is not allowed in a VIN (I, O and Q never are)")
+                write!(
+                    f,
+                    "character {found:?} at position {position} is not allowed in a VIN (I, O and Q never are)"
+                )
             }
             Self::CheckDigit { expected, found } => {
-                write!(f, "check digit (position 9) is {found:?} but the VIN's characters give {expected:?}")
+                write!(
+                    f,
+                    "check digit (position 9) is {found:?} but the VIN's characters give {expected:?}"
+                )
             }
         }
     }
@@ -44,7 +50,10 @@ pub fn check(vin: &str) -> Result<(), VinProblem> {
     }
     let mut sum = 0;
     for (index, &c) in chars.iter().enumerate() {
-        let value = transliterate(c).ok_or(VinProblem::Character { position: index + 1, found: c })?;
+        let value = transliterate(c).ok_or(VinProblem::Character {
+            position: index + 1,
+            found: c,
+        })?;
         sum += value * WEIGHTS[index];
     }
     let expected = match sum % 11 {
@@ -102,12 +111,27 @@ mod tests {
 
     #[test]
     fn refuses_bad_check_digits_length_and_letters() {
-        assert_eq!(check("1HD1KRM12PB600001"), Err(VinProblem::CheckDigit { expected: '5', found: '1' }));
-        assert_eq!(check("5YJ3E1EA7KF317000"), Err(VinProblem::CheckDigit { expected: '2', found: '7' }));
+        assert_eq!(
+            check("1HD1KRM12PB600001"),
+            Err(VinProblem::CheckDigit {
+                expected: '5',
+                found: '1'
+            })
+        );
+        assert_eq!(
+            check("5YJ3E1EA7KF317000"),
+            Err(VinProblem::CheckDigit {
+                expected: '2',
+                found: '7'
+            })
+        );
         assert_eq!(check("1M8GDM9AXKP04278"), Err(VinProblem::Length(16)));
         assert_eq!(
             check("1M8GDM9AXKP04278O"),
-            Err(VinProblem::Character { position: 17, found: 'O' })
+            Err(VinProblem::Character {
+                position: 17,
+                found: 'O'
+            })
         );
     }
 

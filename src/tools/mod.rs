@@ -29,8 +29,13 @@ pub enum ToolId {
 }
 
 impl ToolId {
-    pub const ALL: [ToolId; 5] =
-        [Self::DealershipList, Self::DealershipGet, Self::InventorySearch, Self::InventoryGet, Self::InventoryFacets];
+    pub const ALL: [ToolId; 5] = [
+        Self::DealershipList,
+        Self::DealershipGet,
+        Self::InventorySearch,
+        Self::InventoryGet,
+        Self::InventoryFacets,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -50,7 +55,9 @@ impl ToolId {
     pub fn domain(self) -> Option<Domain> {
         match self {
             Self::DealershipList | Self::DealershipGet => None,
-            Self::InventorySearch | Self::InventoryGet | Self::InventoryFacets => Some(Domain::Inventory),
+            Self::InventorySearch | Self::InventoryGet | Self::InventoryFacets => {
+                Some(Domain::Inventory)
+            }
         }
     }
 

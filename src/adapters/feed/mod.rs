@@ -53,25 +53,46 @@ struct FeedState {
 }
 
 impl FeedAdapter {
-    pub fn build(dealership: DealershipContext, config: &FeedUpstreamConfig, base: &Path) -> Result<Self, Vec<String>> {
+    pub fn build(
+        dealership: DealershipContext,
+        config: &FeedUpstreamConfig,
+        base: &Path,
+    ) -> Result<Self, Vec<String>> {
         let mut errors = Vec::new();
         let mapping = catalog::read(&config.mapping, base, catalog::builtin_mapping)
             .map_err(|e| vec![e])
             .and_then(|t| VehicleMapping::from_toml(&t))
-            .map_err(|e| e.into_iter().map(|e| format!("mapping {}: {e}", config.mapping)).collect::<Vec<_>>());
+            .map_err(|e| {
+                e.into_iter()
+                    .map(|e| format!("mapping {}: {e}", config.mapping))
+                    .collect::<Vec<_>>()
+            });
         let secrets: BTreeMap<String, SecretString> = config
             .secrets
             .iter()
-            .filter_map(|(k, v)| resolve_secret(v, base).map_err(|e| errors.push(format!("secrets.{k}: {e}"))).ok().map(|s| (k.clone(), s)))
+            .filter_map(|(k, v)| {
+                resolve_secret(v, base)
+                    .map_err(|e| errors.push(format!("secrets.{k}: {e}")))
+                    .ok()
+                    .map(|s| (k.clone(), s))
+            })
             .collect();
         let vars = BTreeMap::new();
-        let ctx = TemplateContext { vars: &vars, secrets: &secrets, dealership_id: &dealership.id };
+        let ctx = TemplateContext {
+            vars: &vars,
+            secrets: &secrets,
+            dealership_id: &dealership.id,
+        };
         let headers = config
             .headers
             .iter()
             .filter_map(|(name, value)| {
-                let header = HeaderName::try_from(name.as_str()).map_err(|_| errors.push(format!("headers.{name}: not a header name"))).ok()?;
-                let value = Template::compile(value, &ctx).map_err(|e| errors.push(format!("headers.{name}: {e}"))).ok()?;
+                let header = HeaderName::try_from(name.as_str())
+                    .map_err(|_| errors.push(format!("headers.{name}: not a header name")))
+                    .ok()?;
+                let value = Template::compile(value, &ctx)
+                    .map_err(|e| errors.push(format!("headers.{name}: {e}")))
+                    .ok()?;
                 Some((header, value.render(&ctx)))
             })
             .collect();
@@ -100,7 +121,9 @@ impl FeedAdapter {
             state: RwLock::new(FeedState::default()),
             refreshing: Mutex::new(()),
         };
-        Ok(Self { inner: Arc::new(inner) })
+        Ok(Self {
+            inner: Arc::new(inner),
+        })
     }
 
     /// Polls the feed every `refresh_interval` until `cancel` fires.
@@ -149,11 +172,19 @@ impl FeedAdapter {
         if !reply.status.is_success() {
             return Err(status_error(reply.status, &reply.headers, None));
         }
-        let header = |name| reply.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let header = |name| {
+            reply
+                .headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
         let (new_etag, new_last_modified) = (header(ETAG), header(LAST_MODIFIED));
         let verified_at = verified_at(new_last_modified.as_deref(), fetched_at);
         let rows = parse_rows(&reply.body, self.inner.mapping.feed_format)?;
-        let snapshot = self.apply_rows(&rows, verified_at, fetched_at, new_etag, new_last_modified).await?;
+        let snapshot = self
+            .apply_rows(&rows, verified_at, fetched_at, new_etag, new_last_modified)
+            .await?;
         Ok(snapshot)
     }
 
@@ -166,34 +197,58 @@ impl FeedAdapter {
         last_modified: Option<String>,
     ) -> Result<Arc<InventorySnapshot>, AdapterError> {
         let d = &self.inner.dealership;
-        let ctx = MapContext { dealership_id: &d.id, currency: &d.currency, timezone: d.timezone, verified_at };
+        let ctx = MapContext {
+            dealership_id: &d.id,
+            currency: &d.currency,
+            timezone: d.timezone,
+            verified_at,
+        };
         let mut skipped = 0usize;
         let units: Vec<MappedUnit> = rows
             .iter()
-            .filter_map(|row| map_vehicle(&self.inner.mapping, row, &ctx).map_err(|_| skipped += 1).ok())
+            .filter_map(|row| {
+                map_vehicle(&self.inner.mapping, row, &ctx)
+                    .map_err(|_| skipped += 1)
+                    .ok()
+            })
             .collect();
         if units.is_empty() && !rows.is_empty() {
-            return Err(AdapterError::InvalidResponse("no feed row could be mapped".into()));
+            return Err(AdapterError::InvalidResponse(
+                "no feed row could be mapped".into(),
+            ));
         }
         if skipped > 0 {
             tracing::warn!(url = %self.inner.url, skipped, "Skipped feed rows the mapping cannot read.");
         }
         let mut state = self.inner.state.write().await;
         let mut snapshot = InventorySnapshot::from_units(units, fetched_at);
-        let present = |s: &InventorySnapshot, id: &str| s.listed.iter().any(|v| v.id == id) || s.sold.iter().any(|x| x.id == id);
+        let present = |s: &InventorySnapshot, id: &str| {
+            s.listed.iter().any(|v| v.id == id) || s.sold.iter().any(|x| x.id == id)
+        };
         let gone: Vec<SoldUnit> = state
             .snapshot
             .iter()
             .flat_map(|previous| previous.listed.iter())
             .filter(|v| !present(&snapshot, &v.id))
-            .map(|v| SoldUnit { id: v.id.clone(), vin: v.vin.clone(), stock: v.stock.clone() })
+            .map(|v| SoldUnit {
+                id: v.id.clone(),
+                vin: v.vin.clone(),
+                stock: v.stock.clone(),
+            })
             .collect();
         for unit in gone {
             state.disappeared.insert(unit.id.clone(), unit);
         }
         // A unit that comes back (a deal fell through) is listed again.
-        state.disappeared.retain(|id, _| !snapshot.listed.iter().any(|v| &v.id == id));
-        let extra: Vec<SoldUnit> = state.disappeared.values().filter(|s| !present(&snapshot, &s.id)).cloned().collect();
+        state
+            .disappeared
+            .retain(|id, _| !snapshot.listed.iter().any(|v| &v.id == id));
+        let extra: Vec<SoldUnit> = state
+            .disappeared
+            .values()
+            .filter(|s| !present(&snapshot, &s.id))
+            .cloned()
+            .collect();
         snapshot.sold.extend(extra);
         tracing::info!(url = %self.inner.url, listed = snapshot.listed.len(), sold = snapshot.sold.len(), "Feed loaded.");
         let snapshot = Arc::new(snapshot);

@@ -12,7 +12,11 @@ pub fn parse_rows(body: &[u8], format: Option<FeedFormat>) -> Result<Vec<Value>,
     let text = String::from_utf8_lossy(body);
     let text = text.trim_start_matches('\u{feff}');
     let first_line = text.lines().next().unwrap_or_default();
-    let format = format.unwrap_or(if first_line.contains('\t') { FeedFormat::Tsv } else { FeedFormat::Csv });
+    let format = format.unwrap_or(if first_line.contains('\t') {
+        FeedFormat::Tsv
+    } else {
+        FeedFormat::Csv
+    });
     let mut reader = csv::ReaderBuilder::new()
         .delimiter(match format {
             FeedFormat::Csv => b',',
@@ -29,16 +33,22 @@ pub fn parse_rows(body: &[u8], format: Option<FeedFormat>) -> Result<Vec<Value>,
         .map(|h| h.trim().to_ascii_lowercase())
         .collect();
     if headers.len() < 2 {
-        return Err(AdapterError::InvalidResponse("feed header row has fewer than two columns".into()));
+        return Err(AdapterError::InvalidResponse(
+            "feed header row has fewer than two columns".into(),
+        ));
     }
     let mut rows = Vec::new();
     for record in reader.records() {
-        let record = record.map_err(|_| AdapterError::InvalidResponse("feed row is not well formed".into()))?;
+        let record = record
+            .map_err(|_| AdapterError::InvalidResponse("feed row is not well formed".into()))?;
         if record.iter().all(str::is_empty) {
             continue;
         }
-        let row: Map<String, Value> =
-            headers.iter().zip(record.iter()).map(|(h, v)| (h.clone(), Value::String(v.to_owned()))).collect();
+        let row: Map<String, Value> = headers
+            .iter()
+            .zip(record.iter())
+            .map(|(h, v)| (h.clone(), Value::String(v.to_owned())))
+            .collect();
         rows.push(Value::Object(row));
     }
     Ok(rows)
@@ -50,7 +60,8 @@ mod tests {
 
     #[test]
     fn reads_quoted_csv_and_tsv() {
-        let csv = "\u{feff}VIN,Description\r\n1HGBH41JXMN109186,\"One owner, \"\"like new\"\"\"\r\n";
+        let csv =
+            "\u{feff}VIN,Description\r\n1HGBH41JXMN109186,\"One owner, \"\"like new\"\"\"\r\n";
         let rows = parse_rows(csv.as_bytes(), None).unwrap_or_default();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0]["description"], "One owner, \"like new\"");

@@ -26,7 +26,11 @@ pub struct MapContext<'a> {
 pub enum MappedUnit {
     Listed(Vehicle),
     /// Known to the upstream but sold: never listed, but `inventory.get` says so.
-    Sold { id: String, vin: Option<String>, stock: Option<String> },
+    Sold {
+        id: String,
+        vin: Option<String>,
+        stock: Option<String>,
+    },
 }
 
 /// Why a record could not be mapped; it is skipped and logged (no upstream values in here).
@@ -34,10 +38,20 @@ pub enum MappedUnit {
 #[error("record skipped: {0}")]
 pub struct Unmappable(pub &'static str);
 
-pub fn map_vehicle(mapping: &VehicleMapping, record: &Value, ctx: &MapContext<'_>) -> Result<MappedUnit, Unmappable> {
-    let key = mapping.identity.iter().find_map(|p| p.first(record).and_then(scalar_text)).ok_or(Unmappable("no identity value"))?;
+pub fn map_vehicle(
+    mapping: &VehicleMapping,
+    record: &Value,
+    ctx: &MapContext<'_>,
+) -> Result<MappedUnit, Unmappable> {
+    let key = mapping
+        .identity
+        .iter()
+        .find_map(|p| p.first(record).and_then(scalar_text))
+        .ok_or(Unmappable("no identity value"))?;
     let id = vehicle_id(ctx.dealership_id, &key);
-    let vin = text(mapping, "vin", record).map(|v| vin::normalize(&v)).filter(|v| vin::check(v).is_ok());
+    let vin = text(mapping, "vin", record)
+        .map(|v| vin::normalize(&v))
+        .filter(|v| vin::check(v).is_ok());
     let stock = text(mapping, "stock", record);
     let status = enum_value(mapping, "status", record).unwrap_or_else(|| "available".into());
     if status == "sold" || mapping.sold_when.iter().any(|t| matches(t, record)) {
@@ -60,7 +74,10 @@ pub fn map_vehicle(mapping: &VehicleMapping, record: &Value, ctx: &MapContext<'_
     let verified = ctx.verified_at.with_timezone(&ctx.timezone);
     let today = verified.date_naive();
     // Whole seconds: sub-second precision would claim more than any upstream knows.
-    let last_verified_at = verified.with_nanosecond(0).unwrap_or(verified).fixed_offset();
+    let last_verified_at = verified
+        .with_nanosecond(0)
+        .unwrap_or(verified)
+        .fixed_offset();
     Ok(MappedUnit::Listed(Vehicle {
         id,
         dealership_id: ctx.dealership_id.to_owned(),
@@ -68,7 +85,9 @@ pub fn map_vehicle(mapping: &VehicleMapping, record: &Value, ctx: &MapContext<'_
         stock,
         status,
         condition,
-        year: integer(mapping, "year", record).and_then(|y| i32::try_from(y).ok()).filter(|y| (1900..=2100).contains(y)),
+        year: integer(mapping, "year", record)
+            .and_then(|y| i32::try_from(y).ok())
+            .filter(|y| (1900..=2100).contains(y)),
         make: text(mapping, "make", record),
         model: text(mapping, "model", record),
         trim: text(mapping, "trim", record),
@@ -87,7 +106,9 @@ pub fn map_vehicle(mapping: &VehicleMapping, record: &Value, ctx: &MapContext<'_
         offered_price: None,
         inventory_date,
         days_in_stock: inventory_date.map(|d| (today - d).num_days().max(0) as u32),
-        photos: field(mapping, "photos").map(|f| list(f, record)).unwrap_or_default(),
+        photos: field(mapping, "photos")
+            .map(|f| list(f, record))
+            .unwrap_or_default(),
         vdp_url: text(mapping, "vdp_url", record),
         description: text(mapping, "description", record),
         last_verified_at,
@@ -97,7 +118,10 @@ pub fn map_vehicle(mapping: &VehicleMapping, record: &Value, ctx: &MapContext<'_
 /// `veh_` + 16 hex digits of SHA-256(dealership, upstream key): stable across
 /// refreshes and restarts, and not the VIN (AutomotiveMCP §3.3).
 pub fn vehicle_id(dealership_id: &str, key: &str) -> String {
-    let digest = Sha256::digest(format!("{dealership_id}\u{1f}{}", key.trim().to_ascii_uppercase()));
+    let digest = Sha256::digest(format!(
+        "{dealership_id}\u{1f}{}",
+        key.trim().to_ascii_uppercase()
+    ));
     let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
     format!("veh_{hex}")
 }
@@ -107,7 +131,10 @@ fn field<'m>(mapping: &'m VehicleMapping, name: &str) -> Option<&'m Field> {
 }
 
 fn raw_text(f: &Field, record: &Value) -> Option<String> {
-    f.paths.iter().find_map(|p| p.first(record).and_then(scalar_text)).filter(|t| !t.is_empty())
+    f.paths
+        .iter()
+        .find_map(|p| p.first(record).and_then(scalar_text))
+        .filter(|t| !t.is_empty())
 }
 
 fn text(mapping: &VehicleMapping, name: &str, record: &Value) -> Option<String> {
@@ -138,25 +165,52 @@ fn enum_value(mapping: &VehicleMapping, name: &str, record: &Value) -> Option<St
 }
 
 fn matches(test: &Test, record: &Value) -> bool {
-    let Some(found) = test.path.first(record).and_then(scalar_text) else { return false };
-    let equals = test.equals.as_ref().and_then(scalar_text).is_some_and(|want| want.eq_ignore_ascii_case(&found));
-    equals || test.one_of.iter().any(|want| want.eq_ignore_ascii_case(&found))
+    let Some(found) = test.path.first(record).and_then(scalar_text) else {
+        return false;
+    };
+    let equals = test
+        .equals
+        .as_ref()
+        .and_then(scalar_text)
+        .is_some_and(|want| want.eq_ignore_ascii_case(&found));
+    equals
+        || test
+            .one_of
+            .iter()
+            .any(|want| want.eq_ignore_ascii_case(&found))
 }
 
 fn money(f: &Field, record: &Value, default_currency: &str) -> Option<Money> {
     let parsed = parse_amount(&raw_text(f, record)?, f.amount_unit)?;
     // Feeds write 0 for "call for price"; a zero price is never a real offer.
-    (parsed.minor > 0).then(|| Money { amount: parsed.minor, currency: parsed.currency.unwrap_or_else(|| default_currency.to_owned()) })
+    (parsed.minor > 0).then(|| Money {
+        amount: parsed.minor,
+        currency: parsed
+            .currency
+            .unwrap_or_else(|| default_currency.to_owned()),
+    })
 }
 
 fn mileage(f: &Field, record: &Value) -> Option<Mileage> {
     let raw = raw_text(f, record)?.to_ascii_lowercase();
-    let digits: String = raw.chars().take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '.').filter(|c| *c != ',').collect();
+    let digits: String = raw
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '.')
+        .filter(|c| *c != ',')
+        .collect();
     let value: u64 = digits.split('.').next()?.parse().ok()?;
-    let from_unit_path = f.unit_path.as_ref().and_then(|p| p.first(record)).and_then(scalar_text).map(|u| {
-        let u = u.to_ascii_lowercase();
-        f.unit_table.as_ref().and_then(|t| t.get(&u).cloned()).unwrap_or(u)
-    });
+    let from_unit_path = f
+        .unit_path
+        .as_ref()
+        .and_then(|p| p.first(record))
+        .and_then(scalar_text)
+        .map(|u| {
+            let u = u.to_ascii_lowercase();
+            f.unit_table
+                .as_ref()
+                .and_then(|t| t.get(&u).cloned())
+                .unwrap_or(u)
+        });
     let from_text = if raw.ends_with("km") || raw.contains("kilomet") {
         Some("km".to_owned())
     } else if raw.contains("mi") {
@@ -164,7 +218,11 @@ fn mileage(f: &Field, record: &Value) -> Option<Mileage> {
     } else {
         None
     };
-    let unit = match from_unit_path.or(from_text).or_else(|| f.default_unit.clone()).as_deref() {
+    let unit = match from_unit_path
+        .or(from_text)
+        .or_else(|| f.default_unit.clone())
+        .as_deref()
+    {
         Some("km") => DistanceUnit::Km,
         _ => DistanceUnit::Mi,
     };
@@ -178,15 +236,31 @@ fn date(f: &Field, record: &Value) -> Option<NaiveDate> {
     if let Ok(dt) = DateTime::parse_from_rfc3339(&raw) {
         return Some(dt.date_naive());
     }
-    let formats: Vec<&str> = if f.formats.is_empty() { DEFAULT_DATE_FORMATS.to_vec() } else { f.formats.iter().map(String::as_str).collect() };
+    let formats: Vec<&str> = if f.formats.is_empty() {
+        DEFAULT_DATE_FORMATS.to_vec()
+    } else {
+        f.formats.iter().map(String::as_str).collect()
+    };
     let date_part = raw.split(['T', ' ']).next().unwrap_or(&raw);
-    formats.iter().find_map(|fmt| NaiveDate::parse_from_str(date_part, fmt).ok())
+    formats
+        .iter()
+        .find_map(|fmt| NaiveDate::parse_from_str(date_part, fmt).ok())
 }
 
 fn list(f: &Field, record: &Value) -> Vec<String> {
-    let values = f.paths.iter().flat_map(|p| p.resolve(record)).filter_map(scalar_text);
+    let values = f
+        .paths
+        .iter()
+        .flat_map(|p| p.resolve(record))
+        .filter_map(scalar_text);
     let items: Vec<String> = match &f.split {
-        Some(delim) => values.flat_map(|v| v.split(delim.as_str()).map(|s| s.trim().to_owned()).collect::<Vec<_>>()).collect(),
+        Some(delim) => values
+            .flat_map(|v| {
+                v.split(delim.as_str())
+                    .map(|s| s.trim().to_owned())
+                    .collect::<Vec<_>>()
+            })
+            .collect(),
         None => values.collect(),
     };
     items.into_iter().filter(|s| !s.is_empty()).collect()

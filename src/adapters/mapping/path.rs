@@ -9,7 +9,11 @@ enum Segment {
     Key(String),
     Index(usize),
     /// `name[field=value]`: the first element of array `name` whose `field` equals `value`.
-    Select { key: String, field: String, value: String },
+    Select {
+        key: String,
+        field: String,
+        value: String,
+    },
     /// `name[*]`: every element of array `name`.
     Each(String),
 }
@@ -26,8 +30,14 @@ impl ValuePath {
         let Some(rest) = text.strip_prefix('/') else {
             return Err(format!("path {text:?} must start with /"));
         };
-        let segments = rest.split('/').map(parse_segment).collect::<Result<_, _>>()?;
-        Ok(Self { text: text.to_owned(), segments })
+        let segments = rest
+            .split('/')
+            .map(parse_segment)
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            text: text.to_owned(),
+            segments,
+        })
     }
 
     pub fn as_str(&self) -> &str {
@@ -57,9 +67,17 @@ fn step<'a>(segment: &Segment, value: &'a Value, out: &mut Vec<&'a Value>) {
     match segment {
         Segment::Key(key) => out.extend(value.get(key)),
         Segment::Index(i) => out.extend(value.get(*i)),
-        Segment::Select { key, field, value: wanted } => {
+        Segment::Select {
+            key,
+            field,
+            value: wanted,
+        } => {
             let hit = value.get(key).and_then(Value::as_array).and_then(|items| {
-                items.iter().find(|item| item.get(field).and_then(scalar_text).is_some_and(|t| t.eq_ignore_ascii_case(wanted)))
+                items.iter().find(|item| {
+                    item.get(field)
+                        .and_then(scalar_text)
+                        .is_some_and(|t| t.eq_ignore_ascii_case(wanted))
+                })
             });
             out.extend(hit);
         }
@@ -81,12 +99,20 @@ fn parse_segment(segment: &str) -> Result<Segment, String> {
             Err(_) => Segment::Key(segment.to_owned()),
         });
     };
-    let selector = selector.strip_suffix(']').ok_or_else(|| format!("unclosed [ in {segment:?}"))?;
+    let selector = selector
+        .strip_suffix(']')
+        .ok_or_else(|| format!("unclosed [ in {segment:?}"))?;
     if selector == "*" {
         return Ok(Segment::Each(key.to_owned()));
     }
-    let (field, value) = selector.split_once('=').ok_or_else(|| format!("selector in {segment:?} must be [*] or [field=value]"))?;
-    Ok(Segment::Select { key: key.to_owned(), field: field.to_owned(), value: value.to_owned() })
+    let (field, value) = selector
+        .split_once('=')
+        .ok_or_else(|| format!("selector in {segment:?} must be [*] or [field=value]"))?;
+    Ok(Segment::Select {
+        key: key.to_owned(),
+        field: field.to_owned(),
+        value: value.to_owned(),
+    })
 }
 
 /// Text of a scalar (string, number or boolean), trimmed.
@@ -116,12 +142,17 @@ mod tests {
     fn selects_keys_indexes_and_array_elements() {
         let doc = json!({"prices": [{"type": "MSRP", "amount": 1}, {"type": "SELLING", "amount": "2"}],
                          "photos": [{"url": "a"}, {"url": "b"}], "list": ["x", "y"], "blank": " "});
-        let get = |p: &str| ValuePath::parse(p).map(|p| p.resolve(&doc).into_iter().cloned().collect::<Vec<_>>());
+        let get = |p: &str| {
+            ValuePath::parse(p).map(|p| p.resolve(&doc).into_iter().cloned().collect::<Vec<_>>())
+        };
         assert_eq!(get("/prices[type=selling]/amount"), Ok(vec![json!("2")]));
         assert_eq!(get("/photos[*]/url"), Ok(vec![json!("a"), json!("b")]));
         assert_eq!(get("/list/1"), Ok(vec![json!("y")]));
         assert_eq!(get("/missing/deeper"), Ok(vec![]));
-        assert_eq!(ValuePath::parse("/blank").map(|p| p.first(&doc).is_none()), Ok(true));
+        assert_eq!(
+            ValuePath::parse("/blank").map(|p| p.first(&doc).is_none()),
+            Ok(true)
+        );
     }
 
     #[test]

@@ -214,8 +214,17 @@ impl VehicleMapping {
 
     /// Every upstream path this mapping reads, for checking against fixtures.
     pub fn all_paths(&self) -> Vec<&ValuePath> {
-        let fields = self.fields.iter().flat_map(|f| f.paths.iter().chain(f.unit_path.iter()).chain(f.rules.iter().map(|r| &r.when.path)));
-        self.identity.iter().chain(self.sold_when.iter().map(|t| &t.path)).chain(fields).collect()
+        let fields = self.fields.iter().flat_map(|f| {
+            f.paths
+                .iter()
+                .chain(f.unit_path.iter())
+                .chain(f.rules.iter().map(|r| &r.when.path))
+        });
+        self.identity
+            .iter()
+            .chain(self.sold_when.iter().map(|t| &t.path))
+            .chain(fields)
+            .collect()
     }
 }
 
@@ -228,11 +237,21 @@ fn compile(file: MappingFile) -> Result<VehicleMapping, Vec<String>> {
             None
         }
     };
-    let identity: Vec<_> = file.identity.iter().filter_map(|p| path("identity", p)).collect();
+    let identity: Vec<_> = file
+        .identity
+        .iter()
+        .filter_map(|p| path("identity", p))
+        .collect();
     let sold_when: Vec<_> = file
         .sold_when
         .iter()
-        .filter_map(|c| Some(Test { path: path("sold_when", &c.path)?, equals: c.equals.clone(), one_of: c.one_of.clone() }))
+        .filter_map(|c| {
+            Some(Test {
+                path: path("sold_when", &c.path)?,
+                equals: c.equals.clone(),
+                one_of: c.one_of.clone(),
+            })
+        })
         .collect();
     let mut fields = Vec::new();
     for (name, spec) in &file.fields {
@@ -254,7 +273,13 @@ fn compile(file: MappingFile) -> Result<VehicleMapping, Vec<String>> {
         }
     }
     if errors.is_empty() {
-        Ok(VehicleMapping { name: file.name, feed_format: file.source.map(|s| s.format), identity, sold_when, fields })
+        Ok(VehicleMapping {
+            name: file.name,
+            feed_format: file.source.map(|s| s.format),
+            identity,
+            sold_when,
+            fields,
+        })
     } else {
         Err(errors)
     }
@@ -267,14 +292,22 @@ fn compile_field(
     enums: &BTreeMap<String, BTreeMap<String, String>>,
 ) -> Result<Field, Vec<String>> {
     let options = match spec {
-        FieldSpec::Path(p) => FieldOptions { path: PathList::One(p.clone()), ..Default::default() },
-        FieldSpec::Paths(ps) => FieldOptions { path: PathList::Many(ps.clone()), ..Default::default() },
+        FieldSpec::Path(p) => FieldOptions {
+            path: PathList::One(p.clone()),
+            ..Default::default()
+        },
+        FieldSpec::Paths(ps) => FieldOptions {
+            path: PathList::Many(ps.clone()),
+            ..Default::default()
+        },
         FieldSpec::Full(o) => o.clone(),
     };
     let mut errors = Vec::new();
     let at = format!("fields.{name}");
     let mut parse = |text: &str| {
-        ValuePath::parse(text).map_err(|e| errors.push(format!("{at}: {e}"))).ok()
+        ValuePath::parse(text)
+            .map_err(|e| errors.push(format!("{at}: {e}")))
+            .ok()
     };
     let paths: Vec<ValuePath> = match &options.path {
         PathList::None => Vec::new(),
@@ -285,12 +318,25 @@ fn compile_field(
     let rules: Vec<Rule> = options
         .rules
         .iter()
-        .filter_map(|r| Some(Rule { when: Test { path: parse(&r.when)?, equals: r.equals.clone(), one_of: r.one_of.clone() }, value: r.value.clone() }))
+        .filter_map(|r| {
+            Some(Rule {
+                when: Test {
+                    path: parse(&r.when)?,
+                    equals: r.equals.clone(),
+                    one_of: r.one_of.clone(),
+                },
+                value: r.value.clone(),
+            })
+        })
         .collect();
     let mut lookup = |table: &Option<String>| -> Option<BTreeMap<String, String>> {
         let table = table.as_ref()?;
         match enums.get(table) {
-            Some(t) => Some(t.iter().map(|(k, v)| (k.trim().to_ascii_lowercase(), v.clone())).collect()),
+            Some(t) => Some(
+                t.iter()
+                    .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.clone()))
+                    .collect(),
+            ),
             None => {
                 errors.push(format!("{at}: no [enums.{table}] table"));
                 None
@@ -308,14 +354,25 @@ fn compile_field(
         _ => None,
     };
     if let Some(allowed) = allowed {
-        let produced = table.iter().flat_map(|t| t.values()).chain(rules.iter().map(|r| &r.value)).chain(options.default.iter());
+        let produced = table
+            .iter()
+            .flat_map(|t| t.values())
+            .chain(rules.iter().map(|r| &r.value))
+            .chain(options.default.iter());
         for value in produced {
             if !allowed.contains(&value.as_str()) {
-                errors.push(format!("{at}: {value:?} is not one of {}", allowed.join(", ")));
+                errors.push(format!(
+                    "{at}: {value:?} is not one of {}",
+                    allowed.join(", ")
+                ));
             }
         }
     }
-    for unit in unit_table.iter().flat_map(|t| t.values()).chain(options.default_unit.iter()) {
+    for unit in unit_table
+        .iter()
+        .flat_map(|t| t.values())
+        .chain(options.default_unit.iter())
+    {
         if !UNIT_VALUES.contains(&unit.as_str()) {
             errors.push(format!("{at}: unit {unit:?} is not mi or km"));
         }

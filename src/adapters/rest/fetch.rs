@@ -16,7 +16,10 @@ use crate::adapters::{AdapterError, InventorySnapshot};
 
 impl RestAdapter {
     /// Reads every page of the inventory operation and maps the records.
-    pub(super) async fn list_inventory(&self, op: &Operation) -> Result<InventorySnapshot, AdapterError> {
+    pub(super) async fn list_inventory(
+        &self,
+        op: &Operation,
+    ) -> Result<InventorySnapshot, AdapterError> {
         let mut records = Vec::new();
         let mut verified_at = Utc::now();
         let mut page: u32 = 0;
@@ -26,11 +29,16 @@ impl RestAdapter {
             let body = self.call(op, &params).await?;
             verified_at = verified_at.min(Utc::now());
             let batch = match &op.records {
-                Some(path) => path.first(&body).cloned().unwrap_or(Value::Array(Vec::new())),
+                Some(path) => path
+                    .first(&body)
+                    .cloned()
+                    .unwrap_or(Value::Array(Vec::new())),
                 None => body.clone(),
             };
             let Value::Array(batch) = batch else {
-                return Err(AdapterError::InvalidResponse("records are not a list".into()));
+                return Err(AdapterError::InvalidResponse(
+                    "records are not a list".into(),
+                ));
             };
             let fetched = batch.len();
             records.extend(batch);
@@ -57,7 +65,11 @@ impl RestAdapter {
     }
 
     /// One request, with one token refresh if the upstream says the token is stale.
-    async fn call(&self, op: &Operation, params: &[(String, String)]) -> Result<Value, AdapterError> {
+    async fn call(
+        &self,
+        op: &Operation,
+        params: &[(String, String)],
+    ) -> Result<Value, AdapterError> {
         let mut refused = None;
         loop {
             let request = self.request(op, params, refused).await?;
@@ -76,19 +88,37 @@ impl RestAdapter {
         }
     }
 
-    async fn request(&self, op: &Operation, params: &[(String, String)], refused: Option<u64>) -> Result<(reqwest::RequestBuilder, Option<u64>), AdapterError> {
-        let ctx = TemplateContext { vars: &self.vars, secrets: &self.secrets, dealership_id: &self.dealership.id };
+    async fn request(
+        &self,
+        op: &Operation,
+        params: &[(String, String)],
+        refused: Option<u64>,
+    ) -> Result<(reqwest::RequestBuilder, Option<u64>), AdapterError> {
+        let ctx = TemplateContext {
+            vars: &self.vars,
+            secrets: &self.secrets,
+            dealership_id: &self.dealership.id,
+        };
         let method = Method::from_bytes(op.spec.method.as_bytes()).unwrap_or(Method::GET);
-        let mut query: Vec<(String, String)> = op.query.iter().map(|(k, t)| (k.clone(), t.render(&ctx))).collect();
+        let mut query: Vec<(String, String)> = op
+            .query
+            .iter()
+            .map(|(k, t)| (k.clone(), t.render(&ctx)))
+            .collect();
         query.extend_from_slice(params);
-        let mut request = self.http.request(method, format!("{}{}", self.base_url, op.spec.path)).query(&query);
+        let mut request = self
+            .http
+            .request(method, format!("{}{}", self.base_url, op.spec.path))
+            .query(&query);
         for (name, template) in &self.headers {
             request = request.header(name, template.render(&ctx));
         }
         let mut generation = None;
         request = match &self.auth {
             UpstreamAuth::None => request,
-            UpstreamAuth::Basic { user, password } => request.basic_auth(user.expose_secret(), Some(password.expose_secret())),
+            UpstreamAuth::Basic { user, password } => {
+                request.basic_auth(user.expose_secret(), Some(password.expose_secret()))
+            }
             UpstreamAuth::Bearer(token) => request.bearer_auth(token.expose_secret()),
             UpstreamAuth::OAuth(client) => {
                 let issued = client.token(&self.http, refused).await?;
@@ -117,27 +147,44 @@ impl RestAdapter {
             if status == 401 {
                 return Err(Classified::Reauthenticate(status));
             }
-            return Err(Classified::Error(status_error(reply.status, &reply.headers, None)));
+            return Err(Classified::Error(status_error(
+                reply.status,
+                &reply.headers,
+                None,
+            )));
         }
         let Some(body) = body else {
             tracing::warn!(profile = %self.profile_name, status, bytes = reply.body.len(), "Upstream answer is not JSON.");
-            return Err(Classified::Error(AdapterError::InvalidResponse("answer is not JSON".into())));
+            return Err(Classified::Error(AdapterError::InvalidResponse(
+                "answer is not JSON".into(),
+            )));
         };
         if self.is_in_band_error(Some(&body)) {
             tracing::warn!(profile = %self.profile_name, status, "Upstream reported an unknown in-band error.");
-            return Err(Classified::Error(AdapterError::Rejected { status, vendor_code: None }));
+            return Err(Classified::Error(AdapterError::Rejected {
+                status,
+                vendor_code: None,
+            }));
         }
         Ok(body)
     }
 
     fn vendor_code(&self, body: &Value) -> Option<(String, ErrorClass)> {
-        let code = self.errors.code_paths.iter().find_map(|p| p.first(body).and_then(scalar_text))?;
+        let code = self
+            .errors
+            .code_paths
+            .iter()
+            .find_map(|p| p.first(body).and_then(scalar_text))?;
         let class = self.errors.spec.codes.get(&code)?;
         Some((code, *class))
     }
 
     fn is_in_band_error(&self, body: Option<&Value>) -> bool {
-        let (Some(path), Some(spec), Some(body)) = (&self.errors.in_band, &self.errors.spec.in_band, body) else { return false };
+        let (Some(path), Some(spec), Some(body)) =
+            (&self.errors.in_band, &self.errors.spec.in_band, body)
+        else {
+            return false;
+        };
         let found = path.first(body);
         match (&spec.equals, &spec.not_equals) {
             (Some(bad), _) => found == Some(bad),
@@ -156,10 +203,15 @@ fn class_error(class: ErrorClass, status: u16, code: &str, reply: &Reply) -> Cla
     Classified::Error(match class {
         ErrorClass::Reauthenticate => return Classified::Reauthenticate(status),
         ErrorClass::Unauthorized => AdapterError::Unauthorized { status },
-        ErrorClass::RateLimited => AdapterError::RateLimited { retry_after: http::retry_after(&reply.headers) },
+        ErrorClass::RateLimited => AdapterError::RateLimited {
+            retry_after: http::retry_after(&reply.headers),
+        },
         ErrorClass::Timeout => AdapterError::Timeout,
         ErrorClass::Unavailable => AdapterError::Unavailable(format!("vendor code {code}")),
-        ErrorClass::Rejected => AdapterError::Rejected { status, vendor_code: Some(code.to_owned()) },
+        ErrorClass::Rejected => AdapterError::Rejected {
+            status,
+            vendor_code: Some(code.to_owned()),
+        },
     })
 }
 
@@ -169,16 +221,43 @@ enum NextPage {
     Cursor(String),
 }
 
-fn page_params(pagination: &Pagination, page: u32, fetched: usize, cursor: Option<&str>) -> Vec<(String, String)> {
+fn page_params(
+    pagination: &Pagination,
+    page: u32,
+    fetched: usize,
+    cursor: Option<&str>,
+) -> Vec<(String, String)> {
     match pagination {
         Pagination::None => Vec::new(),
-        Pagination::LimitOffset { limit_param, offset_param, page_size, .. } => {
-            vec![(limit_param.clone(), page_size.to_string()), (offset_param.clone(), fetched.to_string())]
+        Pagination::LimitOffset {
+            limit_param,
+            offset_param,
+            page_size,
+            ..
+        } => {
+            vec![
+                (limit_param.clone(), page_size.to_string()),
+                (offset_param.clone(), fetched.to_string()),
+            ]
         }
-        Pagination::PageNumber { page_param, size_param, page_size, first_page, .. } => {
-            vec![(page_param.clone(), (first_page + page).to_string()), (size_param.clone(), page_size.to_string())]
+        Pagination::PageNumber {
+            page_param,
+            size_param,
+            page_size,
+            first_page,
+            ..
+        } => {
+            vec![
+                (page_param.clone(), (first_page + page).to_string()),
+                (size_param.clone(), page_size.to_string()),
+            ]
         }
-        Pagination::Cursor { cursor_param, size_param, page_size, .. } => {
+        Pagination::Cursor {
+            cursor_param,
+            size_param,
+            page_size,
+            ..
+        } => {
             let mut params = Vec::new();
             if let (Some(param), Some(size)) = (size_param, page_size) {
                 params.push((param.clone(), size.to_string()));
@@ -191,34 +270,65 @@ fn page_params(pagination: &Pagination, page: u32, fetched: usize, cursor: Optio
     }
 }
 
-fn next_page(pagination: &Pagination, body: &Value, in_page: usize, total_so_far: usize, pages: u32) -> Result<NextPage, AdapterError> {
+fn next_page(
+    pagination: &Pagination,
+    body: &Value,
+    in_page: usize,
+    total_so_far: usize,
+    pages: u32,
+) -> Result<NextPage, AdapterError> {
     let number = |path: &Option<String>| {
         let path = crate::adapters::mapping::ValuePath::parse(path.as_deref()?).ok()?;
-        path.first(body).and_then(scalar_text)?.parse::<usize>().ok()
+        path.first(body)
+            .and_then(scalar_text)?
+            .parse::<usize>()
+            .ok()
     };
     let (next, max_pages) = match pagination {
         Pagination::None => return Ok(NextPage::Done),
-        Pagination::LimitOffset { page_size, total, max_pages, .. } => {
+        Pagination::LimitOffset {
+            page_size,
+            total,
+            max_pages,
+            ..
+        } => {
             let more = match number(total) {
                 Some(total) => total_so_far < total && in_page > 0,
                 None => in_page >= *page_size as usize,
             };
-            (if more { NextPage::More } else { NextPage::Done }, *max_pages)
+            (
+                if more { NextPage::More } else { NextPage::Done },
+                *max_pages,
+            )
         }
-        Pagination::PageNumber { page_size, total_pages, max_pages, .. } => {
+        Pagination::PageNumber {
+            page_size,
+            total_pages,
+            max_pages,
+            ..
+        } => {
             let more = match number(total_pages) {
                 Some(total) => (pages as usize) < total && in_page > 0,
                 None => in_page >= *page_size as usize,
             };
-            (if more { NextPage::More } else { NextPage::Done }, *max_pages)
+            (
+                if more { NextPage::More } else { NextPage::Done },
+                *max_pages,
+            )
         }
-        Pagination::Cursor { next, max_pages, .. } => {
-            let key = crate::adapters::mapping::ValuePath::parse(next).ok().and_then(|p| p.first(body).and_then(scalar_text));
+        Pagination::Cursor {
+            next, max_pages, ..
+        } => {
+            let key = crate::adapters::mapping::ValuePath::parse(next)
+                .ok()
+                .and_then(|p| p.first(body).and_then(scalar_text));
             (key.map_or(NextPage::Done, NextPage::Cursor), *max_pages)
         }
     };
     if !matches!(next, NextPage::Done) && pages >= max_pages {
-        return Err(AdapterError::InvalidResponse(format!("more than {max_pages} pages")));
+        return Err(AdapterError::InvalidResponse(format!(
+            "more than {max_pages} pages"
+        )));
     }
     Ok(next)
 }

@@ -61,34 +61,57 @@ struct CompiledErrors {
 impl RestAdapter {
     /// Builds the adapter: reads the profile and mapping, resolves secrets and
     /// compiles templates. No network I/O happens here.
-    pub fn build(dealership: DealershipContext, config: &RestUpstreamConfig, base: &Path) -> Result<Self, Vec<String>> {
+    pub fn build(
+        dealership: DealershipContext,
+        config: &RestUpstreamConfig,
+        base: &Path,
+    ) -> Result<Self, Vec<String>> {
         let mut errors = Vec::new();
         let profile = catalog::read(&config.profile, base, catalog::builtin_profile)
             .and_then(|text| Profile::from_toml(&text))
             .map_err(|e| vec![format!("profile: {e}")])?;
-        let mut secret = |name: &str, source: Option<&crate::config::SecretSource>| -> Option<SecretString> {
-            let source = source?;
-            resolve_secret(source, base).map_err(|e| errors.push(format!("{name}: {e}"))).ok()
-        };
-        let secrets: BTreeMap<String, SecretString> =
-            config.secrets.iter().filter_map(|(k, v)| Some((k.clone(), secret(&format!("secrets.{k}"), Some(v))?))).collect();
+        let mut secret =
+            |name: &str, source: Option<&crate::config::SecretSource>| -> Option<SecretString> {
+                let source = source?;
+                resolve_secret(source, base)
+                    .map_err(|e| errors.push(format!("{name}: {e}")))
+                    .ok()
+            };
+        let secrets: BTreeMap<String, SecretString> = config
+            .secrets
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), secret(&format!("secrets.{k}"), Some(v))?)))
+            .collect();
         let client_id = secret("client_id", config.client_id.as_ref());
         let client_secret = secret("client_secret", config.client_secret.as_ref());
-        let ctx = TemplateContext { vars: &config.vars, secrets: &secrets, dealership_id: &dealership.id };
+        let ctx = TemplateContext {
+            vars: &config.vars,
+            secrets: &secrets,
+            dealership_id: &dealership.id,
+        };
         let headers: Vec<(HeaderName, Template)> = profile
             .headers
             .iter()
             .filter_map(|(name, value)| {
-                let header = HeaderName::try_from(name.as_str()).map_err(|_| errors.push(format!("profile headers.{name}: not a header name"))).ok()?;
-                let template = Template::compile(value, &ctx).map_err(|e| errors.push(format!("profile headers.{name}: {e}"))).ok()?;
+                let header = HeaderName::try_from(name.as_str())
+                    .map_err(|_| errors.push(format!("profile headers.{name}: not a header name")))
+                    .ok()?;
+                let template = Template::compile(value, &ctx)
+                    .map_err(|e| errors.push(format!("profile headers.{name}: {e}")))
+                    .ok()?;
                 Some((header, template))
             })
             .collect();
-        let inventory = profile.inventory.as_ref().and_then(|spec| compile_operation(spec, &ctx, base, &mut errors));
+        let inventory = profile
+            .inventory
+            .as_ref()
+            .and_then(|spec| compile_operation(spec, &ctx, base, &mut errors));
         let auth = build_auth(&profile.auth, config, client_id, client_secret, &mut errors);
         let compiled_errors = compile_errors(&profile.errors, &mut errors);
         if profile.domains.contains(&Domain::Inventory) && profile.inventory.is_none() {
-            errors.push("profile: lists the inventory domain but has no [inventory] operation".into());
+            errors.push(
+                "profile: lists the inventory domain but has no [inventory] operation".into(),
+            );
         }
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
@@ -119,7 +142,12 @@ impl RestAdapter {
 }
 
 /// Compiles an operation's query templates, records path and mapping.
-fn compile_operation(spec: &OperationSpec, ctx: &TemplateContext<'_>, base: &Path, errors: &mut Vec<String>) -> Option<Operation> {
+fn compile_operation(
+    spec: &OperationSpec,
+    ctx: &TemplateContext<'_>,
+    base: &Path,
+    errors: &mut Vec<String>,
+) -> Option<Operation> {
     let mut query = Vec::new();
     for (k, v) in &spec.query {
         match Template::compile(v, ctx) {
@@ -130,13 +158,27 @@ fn compile_operation(spec: &OperationSpec, ctx: &TemplateContext<'_>, base: &Pat
     let mapping = catalog::read(&spec.mapping, base, catalog::builtin_mapping)
         .map_err(|e| vec![e])
         .and_then(|text| VehicleMapping::from_toml(&text))
-        .map_err(|e| errors.extend(e.into_iter().map(|e| format!("mapping {}: {e}", spec.mapping))))
+        .map_err(|e| {
+            errors.extend(
+                e.into_iter()
+                    .map(|e| format!("mapping {}: {e}", spec.mapping)),
+            )
+        })
         .ok()?;
     let records = match spec.records.as_str() {
         "" => None,
-        path => Some(ValuePath::parse(path).map_err(|e| errors.push(format!("profile inventory.records: {e}"))).ok()?),
+        path => Some(
+            ValuePath::parse(path)
+                .map_err(|e| errors.push(format!("profile inventory.records: {e}")))
+                .ok()?,
+        ),
     };
-    Some(Operation { spec: spec.clone(), query, records, mapping })
+    Some(Operation {
+        spec: spec.clone(),
+        query,
+        records,
+        mapping,
+    })
 }
 
 fn build_auth(
@@ -154,26 +196,66 @@ fn build_auth(
     };
     Some(match spec {
         AuthSpec::None => UpstreamAuth::None,
-        AuthSpec::Basic => UpstreamAuth::Basic { user: need("client_id", client_id)?, password: need("client_secret", client_secret)? },
+        AuthSpec::Basic => UpstreamAuth::Basic {
+            user: need("client_id", client_id)?,
+            password: need("client_secret", client_secret)?,
+        },
         AuthSpec::Bearer => UpstreamAuth::Bearer(need("client_secret", client_secret)?),
-        AuthSpec::Oauth2ClientCredentials { client_auth, scope, token_path, expires_path, extra_form } => {
+        AuthSpec::Oauth2ClientCredentials {
+            client_auth,
+            scope,
+            token_path,
+            expires_path,
+            extra_form,
+        } => {
             let id = need("client_id", client_id);
             let secret = need("client_secret", client_secret);
             let Some(token_url) = config.token_url.clone() else {
-                errors.push("token_url: required by the profile's oauth2_client_credentials auth".into());
+                errors.push(
+                    "token_url: required by the profile's oauth2_client_credentials auth".into(),
+                );
                 return None;
             };
-            let token_path = ValuePath::parse(token_path).map_err(|e| errors.push(format!("profile auth.token_path: {e}"))).ok();
-            let expires_path = ValuePath::parse(expires_path).map_err(|e| errors.push(format!("profile auth.expires_path: {e}"))).ok();
-            UpstreamAuth::OAuth(OAuthClient::new(token_url, id?, secret?, *client_auth, scope.clone(), token_path?, expires_path?, extra_form.clone()))
+            let token_path = ValuePath::parse(token_path)
+                .map_err(|e| errors.push(format!("profile auth.token_path: {e}")))
+                .ok();
+            let expires_path = ValuePath::parse(expires_path)
+                .map_err(|e| errors.push(format!("profile auth.expires_path: {e}")))
+                .ok();
+            UpstreamAuth::OAuth(OAuthClient::new(
+                token_url,
+                id?,
+                secret?,
+                *client_auth,
+                scope.clone(),
+                token_path?,
+                expires_path?,
+                extra_form.clone(),
+            ))
         }
     })
 }
 
 fn compile_errors(spec: &ErrorSpec, errors: &mut Vec<String>) -> CompiledErrors {
-    let code_paths = spec.code.iter().filter_map(|p| ValuePath::parse(p).map_err(|e| errors.push(format!("profile errors.code: {e}"))).ok()).collect();
-    let in_band = spec.in_band.as_ref().and_then(|b| ValuePath::parse(&b.path).map_err(|e| errors.push(format!("profile errors.in_band: {e}"))).ok());
-    CompiledErrors { spec: spec.clone(), code_paths, in_band }
+    let code_paths = spec
+        .code
+        .iter()
+        .filter_map(|p| {
+            ValuePath::parse(p)
+                .map_err(|e| errors.push(format!("profile errors.code: {e}")))
+                .ok()
+        })
+        .collect();
+    let in_band = spec.in_band.as_ref().and_then(|b| {
+        ValuePath::parse(&b.path)
+            .map_err(|e| errors.push(format!("profile errors.in_band: {e}")))
+            .ok()
+    });
+    CompiledErrors {
+        spec: spec.clone(),
+        code_paths,
+        in_band,
+    }
 }
 
 impl UpstreamAdapter for RestAdapter {

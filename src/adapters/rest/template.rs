@@ -36,14 +36,21 @@ impl Template {
             if start > 0 {
                 pieces.push(Piece::Text(rest[..start].to_owned()));
             }
-            let end = rest[start..].find('}').ok_or_else(|| format!("unclosed {{ in {text:?}"))? + start;
+            let end = rest[start..]
+                .find('}')
+                .ok_or_else(|| format!("unclosed {{ in {text:?}"))?
+                + start;
             let name = &rest[start + 1..end];
             pieces.push(match name.split_once('.') {
                 Some(("vars", var)) if ctx.vars.contains_key(var) => Piece::Var(var.to_owned()),
                 Some(("secrets", s)) if ctx.secrets.contains_key(s) => Piece::Secret(s.to_owned()),
                 None if name == "uuid" => Piece::Uuid,
                 None if name == "dealership_id" => Piece::DealershipId,
-                _ => return Err(format!("{{{name}}} is not defined (give it under vars or secrets)")),
+                _ => {
+                    return Err(format!(
+                        "{{{name}}} is not defined (give it under vars or secrets)"
+                    ));
+                }
             });
             rest = &rest[end + 1..];
         }
@@ -60,7 +67,9 @@ impl Template {
             match piece {
                 Piece::Text(t) => out.push_str(t),
                 Piece::Var(v) => out.push_str(ctx.vars.get(v).map_or("", String::as_str)),
-                Piece::Secret(s) => out.push_str(ctx.secrets.get(s).map_or("", |s| s.expose_secret())),
+                Piece::Secret(s) => {
+                    out.push_str(ctx.secrets.get(s).map_or("", |s| s.expose_secret()))
+                }
                 Piece::Uuid => out.push_str(&uuid::Uuid::new_v4().to_string()),
                 Piece::DealershipId => out.push_str(ctx.dealership_id),
             }
@@ -77,8 +86,13 @@ mod tests {
     fn renders_vars_secrets_and_fresh_uuids() {
         let vars = BTreeMap::from([("sub".to_owned(), "S-1".to_owned())]);
         let secrets = BTreeMap::from([("key".to_owned(), SecretString::from("k"))]);
-        let ctx = TemplateContext { vars: &vars, secrets: &secrets, dealership_id: "d1" };
-        let t = Template::compile("{vars.sub}/{secrets.key}/{dealership_id}", &ctx).map(|t| t.render(&ctx));
+        let ctx = TemplateContext {
+            vars: &vars,
+            secrets: &secrets,
+            dealership_id: "d1",
+        };
+        let t = Template::compile("{vars.sub}/{secrets.key}/{dealership_id}", &ctx)
+            .map(|t| t.render(&ctx));
         assert_eq!(t, Ok("S-1/k/d1".to_owned()));
         let u = Template::compile("{uuid}", &ctx).map_err(|e| e);
         let (a, b) = match u {
@@ -93,7 +107,11 @@ mod tests {
     fn refuses_unknown_placeholders() {
         let empty = BTreeMap::new();
         let secrets = BTreeMap::new();
-        let ctx = TemplateContext { vars: &empty, secrets: &secrets, dealership_id: "d" };
+        let ctx = TemplateContext {
+            vars: &empty,
+            secrets: &secrets,
+            dealership_id: "d",
+        };
         assert!(Template::compile("{vars.missing}", &ctx).is_err());
         assert!(Template::compile("{oops", &ctx).is_err());
     }

@@ -44,7 +44,9 @@ impl ToolArgs for GetArgs {
 
     fn validate(&self, check: &mut Check<'_>) {
         if self.vehicle_id.is_none() && self.vin.is_none() && self.stock.is_none() {
-            check.problems.push("", "give one of vehicle_id, vin or stock");
+            check
+                .problems
+                .push("", "give one of vehicle_id, vin or stock");
         }
         if let Some(v) = &self.vin {
             check.vin("/vin", v);
@@ -55,7 +57,9 @@ impl ToolArgs for GetArgs {
 fn check_filters(f: &Filters, at: &str, check: &mut Check<'_>) {
     if let (Some(min), Some(max)) = (f.year_min, f.year_max) {
         if min > max {
-            check.problems.push(format!("{at}/year_max"), "year_max is below year_min");
+            check
+                .problems
+                .push(format!("{at}/year_max"), "year_max is below year_min");
         }
     }
     for (name, money) in [("price_min", &f.price_min), ("price_max", &f.price_max)] {
@@ -65,7 +69,9 @@ fn check_filters(f: &Filters, at: &str, check: &mut Check<'_>) {
     }
     if let (Some(min), Some(max)) = (&f.price_min, &f.price_max) {
         if min.amount > max.amount {
-            check.problems.push(format!("{at}/price_max"), "price_max is below price_min");
+            check
+                .problems
+                .push(format!("{at}/price_max"), "price_max is below price_min");
         }
     }
     if let Some(v) = &f.vin {
@@ -79,29 +85,54 @@ fn search_hash(args: &SearchArgs) -> String {
 }
 
 pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Result<Value, ToolError> {
-    let snapshot = ctx.adapter(Domain::Inventory)?.inventory().await.map_err(ctx.upstream_error())?;
+    let snapshot = ctx
+        .adapter(Domain::Inventory)?
+        .inventory()
+        .await
+        .map_err(ctx.upstream_error())?;
     let hits = query::select(&snapshot.listed, &args.filters, args.sort);
     let limit = ctx.page_size(args.limit);
     let hash = search_hash(&args);
     let offset = match &args.cursor {
-        Some(c) => ctx.gateway.cursors().decode(c, &args.dealership_id, &hash).unwrap_or(0),
+        Some(c) => ctx
+            .gateway
+            .cursors()
+            .decode(c, &args.dealership_id, &hash)
+            .unwrap_or(0),
         None => 0,
     };
     let start = (offset as usize).min(hits.len());
     let end = (start + limit as usize).min(hits.len());
-    let next_cursor = (end < hits.len()).then(|| ctx.gateway.cursors().encode(&args.dealership_id, &hash, end as u64));
+    let next_cursor = (end < hits.len()).then(|| {
+        ctx.gateway
+            .cursors()
+            .encode(&args.dealership_id, &hash, end as u64)
+    });
     let items = hits[start..end].iter().map(|v| (**v).clone()).collect();
-    to_json(SearchResult { items, next_cursor, total: hits.len() as u64, limit })
+    to_json(SearchResult {
+        items,
+        next_cursor,
+        total: hits.len() as u64,
+        limit,
+    })
 }
 
 pub async fn facets(ctx: ToolContext<'_>, args: FacetsArgs) -> Result<Value, ToolError> {
-    let snapshot = ctx.adapter(Domain::Inventory)?.inventory().await.map_err(ctx.upstream_error())?;
+    let snapshot = ctx
+        .adapter(Domain::Inventory)?
+        .inventory()
+        .await
+        .map_err(ctx.upstream_error())?;
     let hits = query::select(&snapshot.listed, &args.filters, None);
     to_json(query::facets(&hits))
 }
 
 pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Value, ToolError> {
-    let snapshot = ctx.adapter(Domain::Inventory)?.inventory().await.map_err(ctx.upstream_error())?;
+    let snapshot = ctx
+        .adapter(Domain::Inventory)?
+        .inventory()
+        .await
+        .map_err(ctx.upstream_error())?;
     let normalized_vin = args.vin.as_deref().map(vin::normalize);
     let unit = match (&args.vehicle_id, &normalized_vin, &args.stock) {
         (Some(id), _, _) => UnitRef::Id(id),
@@ -111,11 +142,27 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Value, ToolError
     };
     let search_again = json!({ "dealership_id": args.dealership_id, "filters": {} });
     match snapshot.lookup(unit) {
-        Lookup::Listed(v) => to_json(GetResult { vehicle: (**v).clone() }),
-        Lookup::Sold => Err(ToolError::new(ErrorCode::InventoryVehicleUnavailable, "This vehicle has been sold or withdrawn and is no longer available.")
-            .with_next_tool_call("inventory.search", search_again, "Search for similar vehicles that are available.")),
-        Lookup::NotFound => Err(ToolError::new(ErrorCode::InventoryVehicleNotFound, "This dealership has no vehicle with that identifier.")
-            .with_next_tool_call("inventory.search", search_again, "Search the dealership's inventory to find the vehicle's id.")),
+        Lookup::Listed(v) => to_json(GetResult {
+            vehicle: (**v).clone(),
+        }),
+        Lookup::Sold => Err(ToolError::new(
+            ErrorCode::InventoryVehicleUnavailable,
+            "This vehicle has been sold or withdrawn and is no longer available.",
+        )
+        .with_next_tool_call(
+            "inventory.search",
+            search_again,
+            "Search for similar vehicles that are available.",
+        )),
+        Lookup::NotFound => Err(ToolError::new(
+            ErrorCode::InventoryVehicleNotFound,
+            "This dealership has no vehicle with that identifier.",
+        )
+        .with_next_tool_call(
+            "inventory.search",
+            search_again,
+            "Search the dealership's inventory to find the vehicle's id.",
+        )),
     }
 }
 

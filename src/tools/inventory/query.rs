@@ -8,21 +8,45 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::args::{FacetCount, FacetsResult, Filters, MileageRange, MoneyRange, Sort, SortField, SortOrder, YearRange};
+use super::args::{
+    FacetCount, FacetsResult, Filters, MileageRange, MoneyRange, Sort, SortField, SortOrder,
+    YearRange,
+};
 use crate::model::{DistanceUnit, Mileage, Money, Vehicle};
 
 /// Vehicles matching `filters`, in `sort` order (default: fewest days in stock first).
-pub fn select(vehicles: &[Arc<Vehicle>], filters: &Filters, sort: Option<Sort>) -> Vec<Arc<Vehicle>> {
-    let words: Vec<String> = filters.query.iter().flat_map(|q| q.split_whitespace()).map(str::to_lowercase).collect();
-    let mut hits: Vec<Arc<Vehicle>> = vehicles.iter().filter(|v| matches(v, filters, &words)).cloned().collect();
-    let sort = sort.unwrap_or(Sort { field: SortField::DaysInStock, order: SortOrder::Asc });
+pub fn select(
+    vehicles: &[Arc<Vehicle>],
+    filters: &Filters,
+    sort: Option<Sort>,
+) -> Vec<Arc<Vehicle>> {
+    let words: Vec<String> = filters
+        .query
+        .iter()
+        .flat_map(|q| q.split_whitespace())
+        .map(str::to_lowercase)
+        .collect();
+    let mut hits: Vec<Arc<Vehicle>> = vehicles
+        .iter()
+        .filter(|v| matches(v, filters, &words))
+        .cloned()
+        .collect();
+    let sort = sort.unwrap_or(Sort {
+        field: SortField::DaysInStock,
+        order: SortOrder::Asc,
+    });
     hits.sort_by(|a, b| compare(a, b, sort).then_with(|| a.id.cmp(&b.id)));
     hits
 }
 
 fn matches(v: &Vehicle, f: &Filters, words: &[String]) -> bool {
     let any = |wanted: &[String], have: &Option<String>| {
-        wanted.is_empty() || have.as_deref().is_some_and(|h| wanted.iter().any(|w| w.trim().eq_ignore_ascii_case(h.trim())))
+        wanted.is_empty()
+            || have.as_deref().is_some_and(|h| {
+                wanted
+                    .iter()
+                    .any(|w| w.trim().eq_ignore_ascii_case(h.trim()))
+            })
     };
     (f.condition.is_empty() || f.condition.contains(&v.condition))
         && (f.status.is_empty() || f.status.contains(&v.status))
@@ -35,13 +59,28 @@ fn matches(v: &Vehicle, f: &Filters, words: &[String]) -> bool {
         && any(&f.drivetrain, &v.drivetrain)
         && any(&f.exterior_color, &v.exterior_color)
         && any(&f.interior_color, &v.interior_color)
-        && f.year_min.is_none_or(|min| v.year.is_some_and(|y| y >= min))
-        && f.year_max.is_none_or(|max| v.year.is_some_and(|y| y <= max))
-        && f.price_min.as_ref().is_none_or(|min| v.price.as_ref().is_some_and(|p| p.amount >= min.amount))
-        && f.price_max.as_ref().is_none_or(|max| v.price.as_ref().is_some_and(|p| p.amount <= max.amount))
-        && f.mileage_max.is_none_or(|max| v.mileage.is_some_and(|m| m.in_miles() <= max.in_miles()))
-        && f.vin.as_deref().is_none_or(|vin| v.vin.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(vin.trim())))
-        && f.stock.as_deref().is_none_or(|s| v.stock.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(s.trim())))
+        && f.year_min
+            .is_none_or(|min| v.year.is_some_and(|y| y >= min))
+        && f.year_max
+            .is_none_or(|max| v.year.is_some_and(|y| y <= max))
+        && f.price_min
+            .as_ref()
+            .is_none_or(|min| v.price.as_ref().is_some_and(|p| p.amount >= min.amount))
+        && f.price_max
+            .as_ref()
+            .is_none_or(|max| v.price.as_ref().is_some_and(|p| p.amount <= max.amount))
+        && f.mileage_max
+            .is_none_or(|max| v.mileage.is_some_and(|m| m.in_miles() <= max.in_miles()))
+        && f.vin.as_deref().is_none_or(|vin| {
+            v.vin
+                .as_deref()
+                .is_some_and(|x| x.eq_ignore_ascii_case(vin.trim()))
+        })
+        && f.stock.as_deref().is_none_or(|s| {
+            v.stock
+                .as_deref()
+                .is_some_and(|x| x.eq_ignore_ascii_case(s.trim()))
+        })
         && (words.is_empty() || {
             let text = searchable_text(v);
             words.iter().all(|w| text.contains(w.as_str()))
@@ -50,12 +89,24 @@ fn matches(v: &Vehicle, f: &Filters, words: &[String]) -> bool {
 
 fn searchable_text(v: &Vehicle) -> String {
     let year = v.year.map(|y| y.to_string());
-    [&v.make, &v.model, &v.trim, &v.body, &v.fuel, &v.exterior_color, &v.interior_color, &v.description, &v.stock, &v.vin, &year]
-        .into_iter()
-        .flatten()
-        .map(|s| s.to_lowercase())
-        .collect::<Vec<_>>()
-        .join(" ")
+    [
+        &v.make,
+        &v.model,
+        &v.trim,
+        &v.body,
+        &v.fuel,
+        &v.exterior_color,
+        &v.interior_color,
+        &v.description,
+        &v.stock,
+        &v.vin,
+        &year,
+    ]
+    .into_iter()
+    .flatten()
+    .map(|s| s.to_lowercase())
+    .collect::<Vec<_>>()
+    .join(" ")
 }
 
 /// Missing values sort last in either direction.
@@ -74,9 +125,21 @@ fn compare(a: &Vehicle, b: &Vehicle, sort: Sort) -> Ordering {
     let lower = |s: &Option<String>| s.as_ref().map(|s| s.to_lowercase());
     let o = sort.order;
     match sort.field {
-        SortField::Price => key(a.price.as_ref().map(|m| m.amount), b.price.as_ref().map(|m| m.amount), o),
-        SortField::Msrp => key(a.msrp.as_ref().map(|m| m.amount), b.msrp.as_ref().map(|m| m.amount), o),
-        SortField::Mileage => key(a.mileage.map(|m| m.in_miles()), b.mileage.map(|m| m.in_miles()), o),
+        SortField::Price => key(
+            a.price.as_ref().map(|m| m.amount),
+            b.price.as_ref().map(|m| m.amount),
+            o,
+        ),
+        SortField::Msrp => key(
+            a.msrp.as_ref().map(|m| m.amount),
+            b.msrp.as_ref().map(|m| m.amount),
+            o,
+        ),
+        SortField::Mileage => key(
+            a.mileage.map(|m| m.in_miles()),
+            b.mileage.map(|m| m.in_miles()),
+            o,
+        ),
         SortField::Year => key(a.year, b.year, o),
         SortField::Make => key(lower(&a.make), lower(&b.make), o),
         SortField::Model => key(lower(&a.model), lower(&b.model), o),
@@ -89,14 +152,23 @@ fn compare(a: &Vehicle, b: &Vehicle, sort: Sort) -> Ordering {
 pub fn facets(hits: &[Arc<Vehicle>]) -> FacetsResult {
     let text = |get: fn(&Vehicle) -> Option<Value>| count(hits, get);
     let prices: Vec<&Money> = hits.iter().filter_map(|v| v.price.as_ref()).collect();
-    let miles: Vec<u64> = hits.iter().filter_map(|v| v.mileage.map(|m| m.in_miles())).collect();
+    let miles: Vec<u64> = hits
+        .iter()
+        .filter_map(|v| v.mileage.map(|m| m.in_miles()))
+        .collect();
     let years: Vec<i32> = hits.iter().filter_map(|v| v.year).collect();
     let money_range = || {
         let min = prices.iter().min_by_key(|m| m.amount)?;
         let max = prices.iter().max_by_key(|m| m.amount)?;
-        Some(MoneyRange { min: (*min).clone(), max: (*max).clone() })
+        Some(MoneyRange {
+            min: (*min).clone(),
+            max: (*max).clone(),
+        })
     };
-    let miles_of = |value| Mileage { value, unit: DistanceUnit::Mi };
+    let miles_of = |value| Mileage {
+        value,
+        unit: DistanceUnit::Mi,
+    };
     FacetsResult {
         total: hits.len() as u64,
         makes: text(|v| v.make.clone().map(Value::String)),
@@ -112,7 +184,10 @@ pub fn facets(hits: &[Arc<Vehicle>]) -> FacetsResult {
         statuses: text(|v| serde_json::to_value(v.status).ok()),
         price_range: money_range(),
         mileage_range: match (miles.iter().min(), miles.iter().max()) {
-            (Some(&min), Some(&max)) => Some(MileageRange { min: miles_of(min), max: miles_of(max) }),
+            (Some(&min), Some(&max)) => Some(MileageRange {
+                min: miles_of(min),
+                max: miles_of(max),
+            }),
             _ => None,
         },
         year_range: match (years.iter().min(), years.iter().max()) {
@@ -127,7 +202,14 @@ fn count(hits: &[Arc<Vehicle>], get: fn(&Vehicle) -> Option<Value>) -> Vec<Facet
     for value in hits.iter().filter_map(|v| get(v)) {
         counts.entry(value.to_string()).or_insert((value, 0)).1 += 1;
     }
-    let mut out: Vec<FacetCount> = counts.into_values().map(|(value, count)| FacetCount { value, count }).collect();
-    out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.to_string().cmp(&b.value.to_string())));
+    let mut out: Vec<FacetCount> = counts
+        .into_values()
+        .map(|(value, count)| FacetCount { value, count })
+        .collect();
+    out.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then_with(|| a.value.to_string().cmp(&b.value.to_string()))
+    });
     out
 }

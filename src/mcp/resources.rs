@@ -1,0 +1,104 @@
+//! MCP resources mirror the reads (AutomotiveMCP: resources are side-effect-free
+//! reads): `dms://dealerships/{dealership_id}` and
+//! `dms://dealerships/{dealership_id}/vehicles/{vehicle_id}`. Reads go through
+//! the same dispatch pipeline as the tools they mirror, so scoping, validation
+//! and error mapping are the same.
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
+use serde_json::{Value, json};
+
+use crate::gateway::Gateway;
+use crate::gateway::auth::Principal;
+use crate::gateway::error::ErrorCode;
+
+const SCHEME: &str = "dms://dealerships/";
+const JSON: &str = "application/json";
+
+pub fn templates() -> Vec<ResourceTemplate> {
+    vec![
+        ResourceTemplate::new(format!("{SCHEME}{{dealership_id}}"), "dealership")
+            .with_title("Dealership profile")
+            .with_description("A dealership's public profile, as dealership.get answers it.")
+            .with_mime_type(JSON),
+        ResourceTemplate::new(
+            format!("{SCHEME}{{dealership_id}}/vehicles/{{vehicle_id}}"),
+            "vehicle",
+        )
+        .with_title("Vehicle")
+        .with_description(
+            "One vehicle for sale, as inventory.get answers it (vehicle_id from inventory.search).",
+        )
+        .with_mime_type(JSON),
+    ]
+}
+
+/// The dealerships the caller may read, one resource each.
+pub fn list(gateway: &Gateway, principal: &Principal) -> Vec<Resource> {
+    gateway
+        .dealerships()
+        .filter(|d| principal.may_use(&d.profile.id))
+        .map(|d| {
+            Resource::new(format!("{SCHEME}{}", d.profile.id), d.profile.id.clone())
+                .with_title(d.profile.name.clone())
+                .with_mime_type(JSON)
+        })
+        .collect()
+}
+
+/// Reads a resource by URI through the tool it mirrors.
+pub async fn read(
+    gateway: &Gateway,
+    principal: &Principal,
+    uri: &str,
+) -> Result<ReadResourceResult, McpError> {
+    let (tool, args) = parse(uri)
+        .ok_or_else(|| McpError::resource_not_found(format!("No resource at {uri}"), None))?;
+    let Value::Object(args) = args else {
+        return Err(McpError::internal_error("resource arguments", None));
+    };
+    let outcome = gateway
+        .call_tool(principal, tool, Some(args))
+        .await
+        .map_err(|_| McpError::internal_error("resource tool missing", None))?;
+    match outcome {
+        Ok(value) => {
+            let text = serde_json::to_string(&value)
+                .map_err(|_| McpError::internal_error("serialization", None))?;
+            Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(text, uri).with_mime_type(JSON),
+            ]))
+        }
+        Err(error) => {
+            let data = Some(error.to_json());
+            Err(match error.code {
+                ErrorCode::InventoryVehicleNotFound
+                | ErrorCode::AuthForbidden
+                | ErrorCode::AuthUnauthorized => {
+                    McpError::resource_not_found(error.message.clone(), data)
+                }
+                ErrorCode::RequestInvalidArguments => {
+                    McpError::invalid_params(error.message.clone(), data)
+                }
+                _ => McpError::internal_error(error.message.clone(), data),
+            })
+        }
+    }
+}
+
+fn parse(uri: &str) -> Option<(&'static str, Value)> {
+    let rest = uri.strip_prefix(SCHEME)?;
+    let parts: Vec<&str> = rest.split('/').collect();
+    match parts.as_slice() {
+        [dealership] if !dealership.is_empty() => {
+            Some(("dealership.get", json!({ "dealership_id": dealership })))
+        }
+        [dealership, "vehicles", vehicle] if !dealership.is_empty() && !vehicle.is_empty() => {
+            Some((
+                "inventory.get",
+                json!({ "dealership_id": dealership, "vehicle_id": vehicle }),
+            ))
+        }
+        _ => None,
+    }
+}

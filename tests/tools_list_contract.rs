@@ -1,0 +1,119 @@
+//! Locks the public contract: `tools/list` (names, schemas, annotations) is
+//! snapshotted, TOOLSET.md must name exactly the tools and error codes the
+//! code serves, and `initialize` advertises the toolset version. Changing any
+//! of these is a deliberate, versioned act (see TOOLSET.md "Versioning").
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+use dms_bridge::gateway::error::ErrorCode;
+use dms_bridge::tools::{TOOLSET_VERSION, ToolId};
+
+fn toolset_md() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/TOOLSET.md")).unwrap()
+}
+
+#[tokio::test]
+async fn tools_list_matches_the_snapshot() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let json = serde_json::to_value(&tools).unwrap();
+    insta::assert_json_snapshot!("tools_list", json);
+}
+
+#[tokio::test]
+async fn initialize_advertises_toolset_version_and_profile_levels() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let info = client.peer_info().expect("server info");
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("dms-bridge")
+    );
+    let experimental = info
+        .capabilities
+        .experimental
+        .as_ref()
+        .expect("experimental capabilities");
+    assert_eq!(
+        experimental["dms_bridge"]["toolset_version"],
+        TOOLSET_VERSION
+    );
+    assert_eq!(
+        experimental["automotive_mcp"]["domains"]["inventory"]["level"],
+        2
+    );
+    assert!(info.capabilities.tools.is_some() && info.capabilities.resources.is_some());
+}
+
+/// Names in backticks at the start of a `### ` heading in TOOLSET.md.
+fn documented_tools(md: &str) -> BTreeSet<String> {
+    md.lines()
+        .filter_map(|l| l.strip_prefix("### `"))
+        .filter_map(|l| l.split('`').next())
+        .filter(|name| name.contains('.'))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Codes in the first column of the error table (rows starting with "| `").
+fn documented_codes(md: &str) -> BTreeSet<String> {
+    let section = md.split("## Errors").nth(1).unwrap_or_default();
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn toolset_md_documents_exactly_the_served_tools_and_codes() {
+    let md = toolset_md();
+    let served: BTreeSet<String> = ToolId::ALL.iter().map(|t| t.name().to_owned()).collect();
+    assert_eq!(
+        documented_tools(&md),
+        served,
+        "TOOLSET.md tool headings vs ToolId::ALL"
+    );
+    let codes: BTreeSet<String> = ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect();
+    let mut documented = documented_codes(&md);
+    documented.remove("request.unknown_tool"); // a JSON-RPC error, not a tool-result code
+    assert_eq!(
+        documented, codes,
+        "TOOLSET.md error table vs ErrorCode::ALL"
+    );
+    assert!(
+        md.contains(&format!("Toolset version: **{TOOLSET_VERSION}**")),
+        "TOOLSET.md must state version {TOOLSET_VERSION}"
+    );
+}
+
+#[test]
+fn error_codes_state_retryable_truthfully_in_toolset_md() {
+    let md = toolset_md();
+    let section = md.split("## Errors").nth(1).unwrap_or_default();
+    for code in ErrorCode::ALL {
+        let row = section
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{}`", code.as_str())))
+            .unwrap();
+        let expected = if code.retryable() {
+            "| yes |"
+        } else {
+            "| no |"
+        };
+        assert!(
+            row.contains(expected),
+            "{} row should say {expected}: {row}",
+            code.as_str()
+        );
+    }
+}
