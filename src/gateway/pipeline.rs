@@ -171,7 +171,7 @@ impl Gateway {
         };
         let mut problems = Problems::default();
         for error in validator.iter_errors(args) {
-            problems.push(error.instance_path().to_string(), describe(&error));
+            collect(&error, &mut problems);
         }
         problems.into_result()
     }
@@ -206,6 +206,30 @@ impl Gateway {
             )),
         }
     }
+}
+
+/// Optional fields are `anyOf [T, null]` in the schema; when a value fails such
+/// a field, report the problems inside `T` (precise pointers) rather than a
+/// vague "matches none of" at the parent.
+fn collect(error: &jsonschema::ValidationError<'_>, problems: &mut Problems) {
+    if let jsonschema::error::ValidationErrorKind::AnyOf { context } = error.kind() {
+        let meaningful: Vec<_> = context
+            .iter()
+            .filter(|branch| !branch.iter().all(is_null_type_error))
+            .collect();
+        if let [branch] = meaningful.as_slice() {
+            for inner in branch.iter() {
+                collect(inner, problems);
+            }
+            return;
+        }
+    }
+    problems.push(error.instance_path().to_string(), describe(error));
+}
+
+fn is_null_type_error(error: &jsonschema::ValidationError<'_>) -> bool {
+    use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+    matches!(error.kind(), K::Type { kind: TypeKind::Single(t) } if t.to_string() == "null")
 }
 
 fn describe(error: &jsonschema::ValidationError<'_>) -> String {

@@ -1,0 +1,263 @@
+//! Bad input gets one structured error listing every problem, each with a JSON
+//! pointer; nothing reaches the upstream and nothing panics.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+fn pointers(error: &Value) -> Vec<String> {
+    error["details"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["pointer"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn invalid(client: &Client, tool: &str, args: Value) -> Value {
+    let error = err(&call(client, tool, args).await);
+    assert_eq!(error["code"], "request.invalid_arguments");
+    assert_eq!(error["retryable"], false);
+    assert_eq!(error["details"]["aap_code"], "SCHEMA_VALIDATION_FAILED");
+    error
+}
+
+#[tokio::test]
+async fn every_schema_problem_is_listed_with_its_pointer() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let error = invalid(
+        &client,
+        "inventory.search",
+        json!({
+            "dealership_id": "demo-cdk",
+            "colour": "red",
+            "limit": "ten",
+            "filters": { "condition": ["brand-new"], "year_min": 1800, "mileage_max": { "value": -5, "unit": "mi" }, "wheels": 4 },
+            "sort": { "field": "horsepower" }
+        }),
+    )
+    .await;
+    let mut got = pointers(&error);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "",
+            "/filters",
+            "/filters/condition/0",
+            "/filters/mileage_max/value",
+            "/filters/year_min",
+            "/limit",
+            "/sort/field"
+        ]
+    );
+    let text = error.to_string();
+    assert!(
+        text.contains("colour") && text.contains("wheels"),
+        "unknown fields are named: {text}"
+    );
+}
+
+#[tokio::test]
+async fn semantic_problems_are_reported_together() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let error = invalid(
+        &client,
+        "inventory.search",
+        json!({
+            "dealership_id": "demo-cdk",
+            "limit": 500,
+            "filters": {
+                "year_min": 2024, "year_max": 2020,
+                "price_min": { "amount": 3000000, "currency": "USD" },
+                "price_max": { "amount": 1000000, "currency": "EUR" },
+                "vin": "1HD1KRM12PB600001"
+            }
+        }),
+    )
+    .await;
+    let got = pointers(&error);
+    for expected in [
+        "/filters/price_max",
+        "/filters/price_max/currency",
+        "/filters/vin",
+        "/filters/year_max",
+        "/limit",
+    ] {
+        assert!(
+            got.contains(&expected.to_owned()),
+            "missing {expected} in {got:?}"
+        );
+    }
+    let vin_problem = error["details"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pointer"] == "/filters/vin")
+        .unwrap();
+    assert!(
+        vin_problem["message"]
+            .as_str()
+            .unwrap()
+            .contains("check digit")
+    );
+}
+
+#[tokio::test]
+async fn limits_and_negative_amounts_are_refused() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let zero = invalid(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "demo-cdk", "limit": 0 }),
+    )
+    .await;
+    assert_eq!(pointers(&zero), ["/limit"]);
+    let max = invalid(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "demo-cdk", "limit": 101 }),
+    )
+    .await;
+    assert!(
+        max["details"]["problems"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("between 1 and 100")
+    );
+    let negative = invalid(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "demo-cdk", "filters": { "price_min": { "amount": -1, "currency": "USD" } } }),
+    )
+    .await;
+    assert_eq!(pointers(&negative), ["/filters/price_min/amount"]);
+}
+
+#[tokio::test]
+async fn inventory_get_needs_an_identifier_and_a_valid_vin() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let none = invalid(
+        &client,
+        "inventory.get",
+        json!({ "dealership_id": "demo-cdk" }),
+    )
+    .await;
+    assert_eq!(pointers(&none), [""]);
+    for bad in ["1M8GDM9AXKP04278", "1M8GDM9AXKP04278O", "5YJ3E1EA7KF317000"] {
+        let e = invalid(
+            &client,
+            "inventory.get",
+            json!({ "dealership_id": "demo-cdk", "vin": bad }),
+        )
+        .await;
+        assert_eq!(pointers(&e), ["/vin"], "{bad}");
+    }
+    let missing_dealership = invalid(
+        &client,
+        "inventory.get",
+        json!({ "vin": "1HGBH41JXMN109186" }),
+    )
+    .await;
+    assert!(
+        missing_dealership["details"]["problems"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("dealership_id")
+    );
+}
+
+#[tokio::test]
+async fn cursors_cannot_be_tampered_with_or_reused_elsewhere() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let search = |dealership: &str, make: &str, cursor: Option<&str>| {
+        let mut args =
+            json!({ "dealership_id": dealership, "limit": 5, "filters": { "make": [make] } });
+        if let Some(c) = cursor {
+            args["cursor"] = json!(c);
+        }
+        args
+    };
+    let first = ok(&call(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "demo-cdk", "limit": 5 }),
+    )
+    .await);
+    let cursor = first["next_cursor"].as_str().unwrap().to_owned();
+
+    let mut tampered = cursor.clone();
+    tampered.replace_range(2..3, if &cursor[2..3] == "A" { "B" } else { "A" });
+    let with = |c: &str| json!({ "dealership_id": "demo-cdk", "limit": 5, "cursor": c });
+    for (args, needle) in [
+        (with(&tampered), "not one this server issued"),
+        (with("not-a-cursor"), "not one this server issued"),
+        (
+            json!({ "dealership_id": "demo-feed", "limit": 5, "cursor": cursor }),
+            "another dealership",
+        ),
+        (
+            search("demo-cdk", "Honda", Some(&cursor)),
+            "different search",
+        ),
+    ] {
+        let e = invalid(&client, "inventory.search", args).await;
+        assert_eq!(pointers(&e), ["/cursor"]);
+        assert!(
+            e["details"]["problems"][0]["message"]
+                .as_str()
+                .unwrap()
+                .contains(needle),
+            "{e}"
+        );
+    }
+    // The genuine cursor still works, with a different page size too.
+    let second = ok(&call(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "demo-cdk", "limit": 7, "cursor": cursor }),
+    )
+    .await);
+    assert_eq!(second["items"].as_array().unwrap().len(), 7);
+}
+
+#[tokio::test]
+async fn unknown_tools_are_a_protocol_error_naming_the_tool() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let params = rmcp::model::CallToolRequestParams::new("inventory.delete_everything");
+    let error = client.call_tool(params).await.unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains("-32602") || text.contains("Unknown tool"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn oversized_request_bodies_are_refused_before_parsing() {
+    let bridge = demo().await;
+    let huge = "x".repeat(2 * 1024 * 1024);
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "inventory.search", "arguments": { "dealership_id": "demo-cdk", "filters": { "query": huge } } } });
+    let response = reqwest::Client::new()
+        .post(&bridge.url)
+        .header("Authorization", "Bearer demo-token-group")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 413);
+    // The server is still healthy afterwards.
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    ok(&call(&client, "dealership.list", json!({})).await);
+}
