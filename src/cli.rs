@@ -111,25 +111,26 @@ async fn run_demo(listen: SocketAddr, stdio: bool, latency: Duration) -> anyhow:
 }
 
 fn demo_banner(mocks: &demo::MockUpstreams, listen: SocketAddr, stdio: bool) -> String {
-    let endpoint = if stdio {
-        "stdio (this process)".to_owned()
-    } else {
-        format!("http://{listen}/mcp")
-    };
-    format!(
+    let endpoint = if stdio { "stdio (this process)".to_owned() } else { format!("http://{listen}/mcp") };
+    let mut banner = format!(
         "dms-bridge demo\n\
          \n  MCP endpoint:   {endpoint}\
          \n  Dealerships:    demo-cdk  (CDK/Fortellis-shaped API at {cdk}/cdk)\
          \n                  demo-feed (HomeNet-style CSV feed at {feed}/feeds/homenet-inventory.csv, public inventory)\
          \n  Tokens:         demo-token-cdk   -> demo-cdk only\
          \n                  demo-token-group -> demo-cdk and demo-feed\
-         \n                  (no token)       -> demo-feed inventory, anonymously\
-         \n\n  Try:  npx @modelcontextprotocol/inspector --cli http://{listen}/mcp --transport http \\\
-         \n          --header \"Authorization: Bearer demo-token-group\" --method tools/list\
-         \n  Sell three units in the feed:  curl -X POST {feed}/feeds/advance\n",
+         \n                  (no token)       -> demo-feed inventory, anonymously\n",
         cdk = mocks.cdk_url,
         feed = mocks.feed_url,
-    )
+    );
+    if !stdio {
+        banner.push_str(&format!(
+            "\n  Try:  npx @modelcontextprotocol/inspector --cli http://{listen}/mcp --transport http \\\
+             \n          --header \"Authorization: Bearer demo-token-group\" --method tools/list\n"
+        ));
+    }
+    banner.push_str(&format!("  Sell three units in the feed:  curl -X POST {}/feeds/advance\n", mocks.feed_url));
+    banner
 }
 
 /// Builds the runtime and serves over HTTP or stdio until interrupted.
