@@ -111,7 +111,11 @@ async fn run_demo(listen: SocketAddr, stdio: bool, latency: Duration) -> anyhow:
 }
 
 fn demo_banner(mocks: &demo::MockUpstreams, listen: SocketAddr, stdio: bool) -> String {
-    let endpoint = if stdio { "stdio (this process)".to_owned() } else { format!("http://{listen}/mcp") };
+    let endpoint = if stdio {
+        "stdio (this process)".to_owned()
+    } else {
+        format!("http://{listen}/mcp")
+    };
     let mut banner = format!(
         "dms-bridge demo\n\
          \n  MCP endpoint:   {endpoint}\
@@ -129,7 +133,10 @@ fn demo_banner(mocks: &demo::MockUpstreams, listen: SocketAddr, stdio: bool) -> 
              \n          --header \"Authorization: Bearer demo-token-group\" --method tools/list\n"
         ));
     }
-    banner.push_str(&format!("  Sell three units in the feed:  curl -X POST {}/feeds/advance\n", mocks.feed_url));
+    banner.push_str(&format!(
+        "  Sell three units in the feed:  curl -X POST {}/feeds/advance\n",
+        mocks.feed_url
+    ));
     banner
 }
 

@@ -104,11 +104,7 @@ fn build_dealership(
                 format!("dealerships[{index}].routes.{}", domain.as_str()),
                 format!("upstream {upstream_id:?} has no operations for this domain"),
             )),
-            Err(problems) => errors.extend(
-                problems
-                    .into_iter()
-                    .map(|p| ConfigError::new(at.clone(), p)),
-            ),
+            Err(problems) => errors.extend(problems.into_iter().map(|p| located(&at, &p))),
         }
     }
     let profile = DealershipProfile {
@@ -132,6 +128,17 @@ fn build_dealership(
         anonymous_inventory: d.anonymous_inventory,
         routes,
     })
+}
+
+/// Adapter problems read `client_id: …` or `profile headers.X: …`; a bare key
+/// joins the upstream's path, anything else (another file) stays in the message.
+fn located(at: &str, problem: &str) -> ConfigError {
+    match problem.split_once(": ") {
+        Some((key, message)) if !key.contains(' ') => {
+            ConfigError::new(format!("{at}.{key}"), message)
+        }
+        _ => ConfigError::new(at, problem),
+    }
 }
 
 fn build_auth(config: &Config, base: &Path, errors: &mut Vec<ConfigError>) -> Authenticator {

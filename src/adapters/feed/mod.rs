@@ -70,11 +70,13 @@ impl FeedAdapter {
         let secrets: BTreeMap<String, SecretString> = config
             .secrets
             .iter()
-            .filter_map(|(k, v)| {
-                resolve_secret(v, base)
-                    .map_err(|e| errors.push(format!("secrets.{k}: {e}")))
-                    .ok()
-                    .map(|s| (k.clone(), s))
+            .map(|(k, v)| {
+                // Reported once; an empty stand-in keeps templates from a second, misleading problem.
+                let secret = resolve_secret(v, base).unwrap_or_else(|e| {
+                    errors.push(format!("secrets.{k}: {e}"));
+                    SecretString::from("")
+                });
+                (k.clone(), secret)
             })
             .collect();
         let vars = BTreeMap::new();

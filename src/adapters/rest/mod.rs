@@ -80,7 +80,14 @@ impl RestAdapter {
         let secrets: BTreeMap<String, SecretString> = config
             .secrets
             .iter()
-            .filter_map(|(k, v)| Some((k.clone(), secret(&format!("secrets.{k}"), Some(v))?)))
+            .map(|(k, v)| {
+                // Reported once; an empty stand-in keeps templates from a second, misleading problem.
+                let resolved = secret(&format!("secrets.{k}"), Some(v));
+                (
+                    k.clone(),
+                    resolved.unwrap_or_else(|| SecretString::from("")),
+                )
+            })
             .collect();
         let client_id = secret("client_id", config.client_id.as_ref());
         let client_secret = secret("client_secret", config.client_secret.as_ref());
@@ -188,8 +195,14 @@ fn build_auth(
     client_secret: Option<SecretString>,
     errors: &mut Vec<String>,
 ) -> Option<UpstreamAuth> {
+    // Only complain about a missing credential when the config gives none at all;
+    // one that failed to resolve was already reported.
     let mut need = |what: &str, value: Option<SecretString>| {
-        if value.is_none() {
+        let configured = match what {
+            "client_id" => config.client_id.is_some(),
+            _ => config.client_secret.is_some(),
+        };
+        if value.is_none() && !configured {
             errors.push(format!("{what}: required by the profile's auth"));
         }
         value
