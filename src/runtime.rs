@@ -87,7 +87,7 @@ fn build_dealership(
         };
         let built = match upstream {
             UpstreamConfig::Rest(rest) => {
-                RestAdapter::build(context.clone(), rest, base).map(Adapter::Rest)
+                RestAdapter::build(context.clone(), rest, base).map(|a| Adapter::Rest(Box::new(a)))
             }
             UpstreamConfig::Feed(feed) => {
                 FeedAdapter::build(context.clone(), feed, base).map(|f| {

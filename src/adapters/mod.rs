@@ -30,7 +30,7 @@ pub trait UpstreamAdapter {
 
 /// The closed set of adapter kinds.
 pub enum Adapter {
-    Rest(rest::RestAdapter),
+    Rest(Box<rest::RestAdapter>),
     Feed(feed::FeedAdapter),
 }
 

@@ -50,7 +50,7 @@ impl InventorySnapshot {
         };
         for unit in units {
             match unit {
-                MappedUnit::Listed(v) => snapshot.listed.push(Arc::new(v)),
+                MappedUnit::Listed(v) => snapshot.listed.push(Arc::from(v)),
                 MappedUnit::Sold { id, vin, stock } => {
                     snapshot.sold.push(SoldUnit { id, vin, stock })
                 }

@@ -68,7 +68,7 @@ async fn token(headers: HeaderMap, body: String) -> Response {
         )
             .into_response();
     }
-    if form.get("scope").is_none() {
+    if !form.contains_key("scope") {
         return (
             StatusCode::BAD_REQUEST,
             axum::Json(json!({ "error": "invalid_scope" })),

@@ -177,11 +177,11 @@ pub struct Check<'a> {
 impl Check<'_> {
     pub fn limit(&mut self, at: &str, limit: Option<u32>) {
         let max = self.gateway.limits().max_limit;
-        if let Some(l) = limit {
-            if l == 0 || l > max {
-                self.problems
-                    .push(at, format!("limit must be between 1 and {max}"));
-            }
+        if let Some(l) = limit
+            && (l == 0 || l > max)
+        {
+            self.problems
+                .push(at, format!("limit must be between 1 and {max}"));
         }
     }
 
@@ -197,13 +197,13 @@ impl Check<'_> {
             self.problems
                 .push(format!("{at}/amount"), "must not be negative");
         }
-        if let Some(d) = self.dealership {
-            if money.currency != d.profile.currency {
-                self.problems.push(
-                    format!("{at}/currency"),
-                    format!("this dealership prices in {}", d.profile.currency),
-                );
-            }
+        if let Some(d) = self.dealership
+            && money.currency != d.profile.currency
+        {
+            self.problems.push(
+                format!("{at}/currency"),
+                format!("this dealership prices in {}", d.profile.currency),
+            );
         }
     }
 

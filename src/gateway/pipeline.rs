@@ -129,19 +129,19 @@ impl Gateway {
             Some(id) => Some(self.authorize(principal, id, tool)?),
             None => None,
         };
-        if let Some(scope) = tool.scope() {
-            if !principal.has_scope(scope) {
-                return Err(ToolError::new(
-                    ErrorCode::AuthForbidden,
-                    "Your token does not carry the scope this tool needs.",
-                )
-                .with_details(json!({ "required_scope": scope.as_str() })));
-            }
+        if let Some(scope) = tool.scope()
+            && !principal.has_scope(scope)
+        {
+            return Err(ToolError::new(
+                ErrorCode::AuthForbidden,
+                "Your token does not carry the scope this tool needs.",
+            )
+            .with_details(json!({ "required_scope": scope.as_str() })));
         }
-        if let (Some(domain), Some(d)) = (tool.domain(), dealership) {
-            if !d.routes.contains_key(&domain) {
-                return Err(super::unsupported(domain));
-            }
+        if let (Some(domain), Some(d)) = (tool.domain(), dealership)
+            && !d.routes.contains_key(&domain)
+        {
+            return Err(super::unsupported(domain));
         }
         let mut check = Check {
             problems: Problems::default(),

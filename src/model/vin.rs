@@ -115,7 +115,7 @@ mod tests {
             check("1HD1KRM12PB600001"),
             Err(VinProblem::CheckDigit {
                 expected: '5',
-                found: '1'
+                found: '2'
             })
         );
         assert_eq!(

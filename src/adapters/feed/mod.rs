@@ -166,10 +166,10 @@ impl FeedAdapter {
         }
         let fetched_at = Utc::now();
         let reply = http::send(request).await?;
-        if reply.status == StatusCode::NOT_MODIFIED {
-            if let Some(snapshot) = self.inner.state.read().await.snapshot.clone() {
-                return Ok(snapshot);
-            }
+        if reply.status == StatusCode::NOT_MODIFIED
+            && let Some(snapshot) = self.inner.state.read().await.snapshot.clone()
+        {
+            return Ok(snapshot);
         }
         if !reply.status.is_success() {
             return Err(status_error(reply.status, &reply.headers, None));

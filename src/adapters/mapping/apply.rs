@@ -24,7 +24,7 @@ pub struct MapContext<'a> {
 /// One upstream record, mapped.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MappedUnit {
-    Listed(Vehicle),
+    Listed(Box<Vehicle>),
     /// Known to the upstream but sold: never listed, but `inventory.get` says so.
     Sold {
         id: String,
@@ -78,7 +78,7 @@ pub fn map_vehicle(
         .with_nanosecond(0)
         .unwrap_or(verified)
         .fixed_offset();
-    Ok(MappedUnit::Listed(Vehicle {
+    Ok(MappedUnit::Listed(Box::new(Vehicle {
         id,
         dealership_id: ctx.dealership_id.to_owned(),
         vin,
@@ -112,7 +112,7 @@ pub fn map_vehicle(
         vdp_url: text(mapping, "vdp_url", record),
         description: text(mapping, "description", record),
         last_verified_at,
-    }))
+    })))
 }
 
 /// `veh_` + 16 hex digits of SHA-256(dealership, upstream key): stable across

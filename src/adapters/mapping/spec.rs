@@ -71,7 +71,7 @@ pub struct ConditionSpec {
 pub enum FieldSpec {
     Path(String),
     Paths(Vec<String>),
-    Full(FieldOptions),
+    Full(Box<FieldOptions>),
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -300,7 +300,7 @@ fn compile_field(
             path: PathList::Many(ps.clone()),
             ..Default::default()
         },
-        FieldSpec::Full(o) => o.clone(),
+        FieldSpec::Full(o) => (**o).clone(),
     };
     let mut errors = Vec::new();
     let at = format!("fields.{name}");

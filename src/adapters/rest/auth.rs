@@ -21,7 +21,7 @@ pub enum UpstreamAuth {
         password: SecretString,
     },
     Bearer(SecretString),
-    OAuth(OAuthClient),
+    OAuth(Box<OAuthClient>),
 }
 
 pub struct OAuthClient {

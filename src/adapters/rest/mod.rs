@@ -235,7 +235,7 @@ fn build_auth(
             let expires_path = ValuePath::parse(expires_path)
                 .map_err(|e| errors.push(format!("profile auth.expires_path: {e}")))
                 .ok();
-            UpstreamAuth::OAuth(OAuthClient::new(
+            UpstreamAuth::OAuth(Box::new(OAuthClient::new(
                 token_url,
                 id?,
                 secret?,
@@ -244,7 +244,7 @@ fn build_auth(
                 token_path?,
                 expires_path?,
                 extra_form.clone(),
-            ))
+            )))
         }
     })
 }

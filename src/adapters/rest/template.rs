@@ -94,7 +94,7 @@ mod tests {
         let t = Template::compile("{vars.sub}/{secrets.key}/{dealership_id}", &ctx)
             .map(|t| t.render(&ctx));
         assert_eq!(t, Ok("S-1/k/d1".to_owned()));
-        let u = Template::compile("{uuid}", &ctx).map_err(|e| e);
+        let u = Template::compile("{uuid}", &ctx);
         let (a, b) = match u {
             Ok(u) => (u.render(&ctx), u.render(&ctx)),
             Err(e) => panic!("{e}"),

@@ -55,24 +55,24 @@ impl ToolArgs for GetArgs {
 }
 
 fn check_filters(f: &Filters, at: &str, check: &mut Check<'_>) {
-    if let (Some(min), Some(max)) = (f.year_min, f.year_max) {
-        if min > max {
-            check
-                .problems
-                .push(format!("{at}/year_max"), "year_max is below year_min");
-        }
+    if let (Some(min), Some(max)) = (f.year_min, f.year_max)
+        && min > max
+    {
+        check
+            .problems
+            .push(format!("{at}/year_max"), "year_max is below year_min");
     }
     for (name, money) in [("price_min", &f.price_min), ("price_max", &f.price_max)] {
         if let Some(m) = money {
             check.money(&format!("{at}/{name}"), m);
         }
     }
-    if let (Some(min), Some(max)) = (&f.price_min, &f.price_max) {
-        if min.amount > max.amount {
-            check
-                .problems
-                .push(format!("{at}/price_max"), "price_max is below price_min");
-        }
+    if let (Some(min), Some(max)) = (&f.price_min, &f.price_max)
+        && min.amount > max.amount
+    {
+        check
+            .problems
+            .push(format!("{at}/price_max"), "price_max is below price_min");
     }
     if let Some(v) = &f.vin {
         check.vin(&format!("{at}/vin"), v);
