@@ -26,13 +26,25 @@ async fn a_wrong_token_gets_401_with_a_bearer_challenge() {
     for token in ["demo-token-groupX", "", "demo-token-cd"] {
         let response = post(&bridge.url, Some(token), list.clone()).await;
         assert_eq!(response.status(), 401, "token {token:?}");
-        let challenge = response.headers()["www-authenticate"].to_str().unwrap().to_owned();
-        assert!(challenge.starts_with("Bearer realm=\"dms-bridge\""), "{challenge}");
+        let challenge = response.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            challenge.starts_with("Bearer realm=\"dms-bridge\""),
+            "{challenge}"
+        );
         assert!(challenge.contains("invalid_token"));
         let body: serde_json::Value = response.json().await.unwrap();
         assert_eq!(body["error"]["code"], "auth.unauthorized");
     }
-    let basic = reqwest::Client::new().post(&bridge.url).header("Authorization", "Basic abc").json(&list).send().await.unwrap();
+    let basic = reqwest::Client::new()
+        .post(&bridge.url)
+        .header("Authorization", "Basic abc")
+        .json(&list)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(basic.status(), 401);
 }
 
@@ -40,25 +52,51 @@ async fn a_wrong_token_gets_401_with_a_bearer_challenge() {
 async fn without_anonymous_dealerships_a_missing_token_gets_401() {
     let upstream = wiremock::MockServer::start().await;
     let bridge = with_config(&rest_config(&upstream.uri(), "")).await;
-    let response = post(&bridge.url, None, json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" })).await;
+    let response = post(
+        &bridge.url,
+        None,
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }),
+    )
+    .await;
     assert_eq!(response.status(), 401);
-    assert_eq!(response.headers()["www-authenticate"], "Bearer realm=\"dms-bridge\"");
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        "Bearer realm=\"dms-bridge\""
+    );
 }
 
 #[tokio::test]
 async fn tools_list_shows_only_what_the_caller_can_use() {
     let bridge = demo().await;
-    let names = |tools: Vec<rmcp::model::Tool>| tools.into_iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
-    let all = ["dealership.list", "dealership.get", "inventory.search", "inventory.get", "inventory.facets"];
+    let names = |tools: Vec<rmcp::model::Tool>| {
+        tools
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect::<Vec<_>>()
+    };
+    let all = [
+        "dealership.list",
+        "dealership.get",
+        "inventory.search",
+        "inventory.get",
+        "inventory.facets",
+    ];
     for token in [Some("demo-token-group"), Some("demo-token-cdk"), None] {
         let client = connect(&bridge.url, token).await;
-        assert_eq!(names(client.list_all_tools().await.unwrap()), all, "{token:?}");
+        assert_eq!(
+            names(client.list_all_tools().await.unwrap()),
+            all,
+            "{token:?}"
+        );
     }
     // A token whose dealership routes no inventory sees only the dealership tools.
     let upstream = wiremock::MockServer::start().await;
     let bridge = with_config(&rest_config(&upstream.uri(), "")).await;
     let client = connect(&bridge.url, Some("other-token")).await;
-    assert_eq!(names(client.list_all_tools().await.unwrap()), ["dealership.list", "dealership.get"]);
+    assert_eq!(
+        names(client.list_all_tools().await.unwrap()),
+        ["dealership.list", "dealership.get"]
+    );
 }
 
 #[tokio::test]
@@ -71,21 +109,43 @@ async fn a_token_never_reads_another_dealership() {
     for (tool, args) in [
         ("inventory.search", json!({ "dealership_id": "demo-feed" })),
         ("inventory.facets", json!({ "dealership_id": "demo-feed" })),
-        ("inventory.get", json!({ "dealership_id": "demo-feed", "stock": "F10762" })),
+        (
+            "inventory.get",
+            json!({ "dealership_id": "demo-feed", "stock": "F10762" }),
+        ),
         ("dealership.get", json!({ "dealership_id": "demo-feed" })),
-        ("inventory.search", json!({ "dealership_id": "no-such-dealership" })),
+        (
+            "inventory.search",
+            json!({ "dealership_id": "no-such-dealership" }),
+        ),
     ] {
         let result = call(&client, tool, args.clone()).await;
         let error = err(&result);
         assert_eq!(error["code"], "auth.forbidden", "{tool} {args}");
-        assert_eq!(error["recovery"]["next_tool_call"]["name"], "dealership.list");
+        assert_eq!(
+            error["recovery"]["next_tool_call"]["name"],
+            "dealership.list"
+        );
         // No data leaks alongside the error.
         let text = serde_json::to_string(&result).unwrap();
-        assert!(!text.contains("F10762\"") && !text.contains("Lakeside"), "{text}");
+        assert!(
+            !text.contains("F10762\"") && !text.contains("Lakeside"),
+            "{text}"
+        );
     }
     // Unknown and forbidden dealerships are indistinguishable.
-    let a = err(&call(&client, "inventory.search", json!({ "dealership_id": "demo-feed" })).await);
-    let b = err(&call(&client, "inventory.search", json!({ "dealership_id": "nope" })).await);
+    let a = err(&call(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "demo-feed" }),
+    )
+    .await);
+    let b = err(&call(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "nope" }),
+    )
+    .await);
     assert_eq!(a["message"], b["message"]);
 }
 
@@ -94,13 +154,33 @@ async fn anonymous_callers_read_public_inventory_only() {
     let bridge = demo().await;
     let client = connect(&bridge.url, None).await;
     let list = ok(&call(&client, "dealership.list", json!({})).await);
-    let ids: Vec<_> = list["items"].as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap().to_owned()).collect();
+    let ids: Vec<_> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(ids, ["demo-feed"]);
-    let page = ok(&call(&client, "inventory.search", json!({ "dealership_id": "demo-feed", "limit": 3 })).await);
+    let page = ok(&call(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "demo-feed", "limit": 3 }),
+    )
+    .await);
     assert_eq!(page["items"].as_array().unwrap().len(), 3);
-    let denied = err(&call(&client, "inventory.search", json!({ "dealership_id": "demo-cdk" })).await);
+    let denied = err(&call(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "demo-cdk" }),
+    )
+    .await);
     assert_eq!(denied["code"], "auth.unauthorized");
-    assert!(denied["recovery"]["hint"].as_str().unwrap().contains("Bearer"));
+    assert!(
+        denied["recovery"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("Bearer")
+    );
 }
 
 #[tokio::test]

@@ -11,15 +11,27 @@ async fn demo_serves_both_dealerships_to_the_group_token() {
     let bridge = demo().await;
     let client = connect(&bridge.url, Some("demo-token-group")).await;
     let list = ok(&call(&client, "dealership.list", json!({})).await);
-    let ids: Vec<&str> = list["items"].as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["demo-cdk", "demo-feed"]);
     for id in ids {
-        let page = ok(&call(&client, "inventory.search", json!({ "dealership_id": id, "limit": 100 })).await);
+        let page = ok(&call(
+            &client,
+            "inventory.search",
+            json!({ "dealership_id": id, "limit": 100 }),
+        )
+        .await);
         let items = page["items"].as_array().unwrap();
         assert!(items.len() >= 60, "{id} lists {} vehicles", items.len());
         assert_eq!(page["total"].as_u64().unwrap() as usize, items.len());
         for v in items {
-            assert!(["available", "in_transit", "pending"].contains(&v["status"].as_str().unwrap()));
+            assert!(
+                ["available", "in_transit", "pending"].contains(&v["status"].as_str().unwrap())
+            );
             assert!(v["last_verified_at"].as_str().unwrap().len() >= 20);
             assert_ne!(v["id"], v["vin"], "vin must never be the primary id");
         }

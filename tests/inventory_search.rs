@@ -10,7 +10,12 @@ use common::*;
 use serde_json::{Value, json};
 
 async fn everything(client: &Client, dealership: &str) -> Vec<Value> {
-    let page = ok(&call(client, "inventory.search", json!({ "dealership_id": dealership, "limit": 100 })).await);
+    let page = ok(&call(
+        client,
+        "inventory.search",
+        json!({ "dealership_id": dealership, "limit": 100 }),
+    )
+    .await);
     assert!(page.get("next_cursor").is_none());
     page["items"].as_array().unwrap().clone()
 }
@@ -18,11 +23,17 @@ async fn everything(client: &Client, dealership: &str) -> Vec<Value> {
 async fn search(client: &Client, args: Value) -> Vec<Value> {
     let mut args = args;
     args["limit"] = json!(100);
-    ok(&call(client, "inventory.search", args).await)["items"].as_array().unwrap().clone()
+    ok(&call(client, "inventory.search", args).await)["items"]
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 fn ids(items: &[Value]) -> BTreeSet<String> {
-    items.iter().map(|v| v["id"].as_str().unwrap().to_owned()).collect()
+    items
+        .iter()
+        .map(|v| v["id"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 /// The listing without `last_verified_at`, which moves with every upstream read.
@@ -38,7 +49,11 @@ fn price(v: &Value) -> Option<i64> {
 
 fn miles(v: &Value) -> Option<u64> {
     let value = v["mileage"]["value"].as_u64()?;
-    Some(if v["mileage"]["unit"] == "km" { (value * 621_371 + 500_000) / 1_000_000 } else { value })
+    Some(if v["mileage"]["unit"] == "km" {
+        (value * 621_371 + 500_000) / 1_000_000
+    } else {
+        value
+    })
 }
 
 #[tokio::test]
@@ -46,17 +61,39 @@ async fn filters_match_an_independent_oracle() {
     let bridge = demo().await;
     let client = connect(&bridge.url, Some("demo-token-group")).await;
     let all = everything(&client, "demo-cdk").await;
-    let expect = |pred: &dyn Fn(&Value) -> bool| ids(&all.iter().filter(|v| pred(v)).cloned().collect::<Vec<_>>());
+    let expect = |pred: &dyn Fn(&Value) -> bool| {
+        ids(&all.iter().filter(|v| pred(v)).cloned().collect::<Vec<_>>())
+    };
 
-    let used = search(&client, json!({ "dealership_id": "demo-cdk", "filters": { "condition": ["used", "cpo"] } })).await;
+    let used = search(
+        &client,
+        json!({ "dealership_id": "demo-cdk", "filters": { "condition": ["used", "cpo"] } }),
+    )
+    .await;
     assert_eq!(ids(&used), expect(&|v| v["condition"] != "new"));
 
-    let toyota = search(&client, json!({ "dealership_id": "demo-cdk", "filters": { "make": ["tOyOtA", "Ford"] } })).await;
-    assert_eq!(ids(&toyota), expect(&|v| v["make"] == "Toyota" || v["make"] == "Ford"));
+    let toyota = search(
+        &client,
+        json!({ "dealership_id": "demo-cdk", "filters": { "make": ["tOyOtA", "Ford"] } }),
+    )
+    .await;
+    assert_eq!(
+        ids(&toyota),
+        expect(&|v| v["make"] == "Toyota" || v["make"] == "Ford")
+    );
     assert!(!toyota.is_empty());
 
-    let years = search(&client, json!({ "dealership_id": "demo-cdk", "filters": { "year_min": 2020, "year_max": 2023 } })).await;
-    assert_eq!(ids(&years), expect(&|v| v["year"].as_i64().is_some_and(|y| (2020..=2023).contains(&y))));
+    let years = search(
+        &client,
+        json!({ "dealership_id": "demo-cdk", "filters": { "year_min": 2020, "year_max": 2023 } }),
+    )
+    .await;
+    assert_eq!(
+        ids(&years),
+        expect(&|v| v["year"]
+            .as_i64()
+            .is_some_and(|y| (2020..=2023).contains(&y)))
+    );
 
     let (lo, hi) = (2_000_000, 3_500_000);
     let priced = search(
@@ -65,20 +102,41 @@ async fn filters_match_an_independent_oracle() {
             "price_min": { "amount": lo, "currency": "USD" }, "price_max": { "amount": hi, "currency": "USD" } } }),
     )
     .await;
-    assert_eq!(ids(&priced), expect(&|v| price(v).is_some_and(|p| (lo..=hi).contains(&p))));
+    assert_eq!(
+        ids(&priced),
+        expect(&|v| price(v).is_some_and(|p| (lo..=hi).contains(&p)))
+    );
 
     let low_miles = search(&client, json!({ "dealership_id": "demo-cdk", "filters": { "mileage_max": { "value": 30000, "unit": "km" } } })).await;
-    assert_eq!(ids(&low_miles), expect(&|v| miles(v).is_some_and(|m| m <= 18_641)));
+    assert_eq!(
+        ids(&low_miles),
+        expect(&|v| miles(v).is_some_and(|m| m <= 18_641))
+    );
 
-    let in_transit = search(&client, json!({ "dealership_id": "demo-cdk", "filters": { "status": ["in_transit"] } })).await;
+    let in_transit = search(
+        &client,
+        json!({ "dealership_id": "demo-cdk", "filters": { "status": ["in_transit"] } }),
+    )
+    .await;
     assert_eq!(ids(&in_transit), expect(&|v| v["status"] == "in_transit"));
     assert!(!in_transit.is_empty(), "the demo has units in transit");
 
     let sample = &all[7];
-    let words = format!("{} {}", sample["make"].as_str().unwrap().to_lowercase(), sample["year"]);
-    let text = search(&client, json!({ "dealership_id": "demo-cdk", "filters": { "query": words } })).await;
+    let words = format!(
+        "{} {}",
+        sample["make"].as_str().unwrap().to_lowercase(),
+        sample["year"]
+    );
+    let text = search(
+        &client,
+        json!({ "dealership_id": "demo-cdk", "filters": { "query": words } }),
+    )
+    .await;
     assert!(ids(&text).contains(sample["id"].as_str().unwrap()));
-    assert!(text.iter().all(|v| v["make"] == sample["make"] && v["year"] == sample["year"]));
+    assert!(
+        text.iter()
+            .all(|v| v["make"] == sample["make"] && v["year"] == sample["year"])
+    );
 }
 
 #[tokio::test]
@@ -87,21 +145,48 @@ async fn price_filters_and_sort_use_the_final_price_only() {
     let client = connect(&bridge.url, Some("demo-token-group")).await;
     let all = everything(&client, "demo-cdk").await;
     // A unit whose advertised price differs from its final price.
-    let unit = all.iter().find(|v| price(v).is_some() && v["list_price"]["amount"].as_i64().is_some_and(|l| Some(l) != price(v))).unwrap();
-    let (p, l) = (price(unit).unwrap(), unit["list_price"]["amount"].as_i64().unwrap());
+    let unit = all
+        .iter()
+        .find(|v| {
+            price(v).is_some()
+                && v["list_price"]["amount"]
+                    .as_i64()
+                    .is_some_and(|l| Some(l) != price(v))
+        })
+        .unwrap();
+    let (p, l) = (
+        price(unit).unwrap(),
+        unit["list_price"]["amount"].as_i64().unwrap(),
+    );
     let between = (p.min(l) + p.max(l)) / 2;
     let bound = if p < l { "price_max" } else { "price_min" };
     let hits = search(&client, json!({ "dealership_id": "demo-cdk", "filters": { bound: { "amount": between, "currency": "USD" } } })).await;
-    assert!(ids(&hits).contains(unit["id"].as_str().unwrap()), "filter must use price {p}, not list_price {l}");
+    assert!(
+        ids(&hits).contains(unit["id"].as_str().unwrap()),
+        "filter must use price {p}, not list_price {l}"
+    );
 
     // The feed dealership has call-for-price units (no final price).
-    let sorted = search(&client, json!({ "dealership_id": "demo-feed", "sort": { "field": "price", "order": "desc" } })).await;
+    let sorted = search(
+        &client,
+        json!({ "dealership_id": "demo-feed", "sort": { "field": "price", "order": "desc" } }),
+    )
+    .await;
     let prices: Vec<Option<i64>> = sorted.iter().map(price).collect();
     let with: Vec<i64> = prices.iter().flatten().copied().collect();
     assert!(with.windows(2).all(|w| w[0] >= w[1]), "descending by price");
-    let first_missing = prices.iter().position(Option::is_none).unwrap_or(prices.len());
-    assert!(prices[first_missing..].iter().all(Option::is_none), "call-for-price units sort last");
-    assert!(first_missing < prices.len(), "the demo has call-for-price units");
+    let first_missing = prices
+        .iter()
+        .position(Option::is_none)
+        .unwrap_or(prices.len());
+    assert!(
+        prices[first_missing..].iter().all(Option::is_none),
+        "call-for-price units sort last"
+    );
+    assert!(
+        first_missing < prices.len(),
+        "the demo has call-for-price units"
+    );
     assert!(sorted.iter().all(|v| v.get("offered_price").is_none()));
 }
 
@@ -109,15 +194,37 @@ async fn price_filters_and_sort_use_the_final_price_only() {
 async fn sorts_are_total_and_stable() {
     let bridge = demo().await;
     let client = connect(&bridge.url, Some("demo-token-group")).await;
-    for (field, key) in [("mileage", "mileage"), ("year", "year"), ("days_in_stock", "days_in_stock")] {
-        let asc = search(&client, json!({ "dealership_id": "demo-feed", "sort": { "field": field } })).await;
-        let values: Vec<i64> = asc.iter().filter_map(|v| v[key].as_i64().or_else(|| v[key]["value"].as_i64())).collect();
+    for (field, key) in [
+        ("mileage", "mileage"),
+        ("year", "year"),
+        ("days_in_stock", "days_in_stock"),
+    ] {
+        let asc = search(
+            &client,
+            json!({ "dealership_id": "demo-feed", "sort": { "field": field } }),
+        )
+        .await;
+        let values: Vec<i64> = asc
+            .iter()
+            .filter_map(|v| v[key].as_i64().or_else(|| v[key]["value"].as_i64()))
+            .collect();
         assert!(values.windows(2).all(|w| w[0] <= w[1]), "{field} ascending");
-        let again = search(&client, json!({ "dealership_id": "demo-feed", "sort": { "field": field } })).await;
+        let again = search(
+            &client,
+            json!({ "dealership_id": "demo-feed", "sort": { "field": field } }),
+        )
+        .await;
         assert_eq!(asc, again, "same order every time");
     }
-    let by_make = search(&client, json!({ "dealership_id": "demo-cdk", "sort": { "field": "make" } })).await;
-    let makes: Vec<String> = by_make.iter().map(|v| v["make"].as_str().unwrap().to_lowercase()).collect();
+    let by_make = search(
+        &client,
+        json!({ "dealership_id": "demo-cdk", "sort": { "field": "make" } }),
+    )
+    .await;
+    let makes: Vec<String> = by_make
+        .iter()
+        .map(|v| v["make"].as_str().unwrap().to_lowercase())
+        .collect();
     assert!(makes.windows(2).all(|w| w[0] <= w[1]));
 }
 
@@ -137,7 +244,13 @@ async fn cursor_pages_cover_every_match_exactly_once() {
         let page = ok(&call(&client, "inventory.search", a).await);
         assert_eq!(page["limit"], 7);
         total = Some(page["total"].as_u64().unwrap());
-        seen.extend(page["items"].as_array().unwrap().iter().map(|v| v["id"].as_str().unwrap().to_owned()));
+        seen.extend(
+            page["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v["id"].as_str().unwrap().to_owned()),
+        );
         match page["next_cursor"].as_str() {
             Some(c) => cursor = Some(c.to_owned()),
             None => break,
@@ -146,7 +259,10 @@ async fn cursor_pages_cover_every_match_exactly_once() {
     let unique: BTreeSet<_> = seen.iter().collect();
     assert_eq!(unique.len(), seen.len(), "no vehicle twice");
     assert_eq!(seen.len() as u64, total.unwrap());
-    assert_eq!(ids(&everything(&client, "demo-feed").await).len(), seen.len());
+    assert_eq!(
+        ids(&everything(&client, "demo-feed").await).len(),
+        seen.len()
+    );
 }
 
 #[tokio::test]
@@ -154,7 +270,10 @@ async fn get_by_id_vin_or_stock_returns_the_same_vehicle() {
     let bridge = demo().await;
     let client = connect(&bridge.url, Some("demo-token-group")).await;
     let all = everything(&client, "demo-cdk").await;
-    let unit = all.iter().find(|v| v["vin"].is_string() && v["stock"].is_string()).unwrap();
+    let unit = all
+        .iter()
+        .find(|v| v["vin"].is_string() && v["stock"].is_string())
+        .unwrap();
     let d = "demo-cdk";
     for args in [
         json!({ "dealership_id": d, "vehicle_id": unit["id"] }),
@@ -166,7 +285,12 @@ async fn get_by_id_vin_or_stock_returns_the_same_vehicle() {
         assert_eq!(stable(&got["vehicle"]), stable(unit), "{args}");
         assert!(got["vehicle"].get("offered_price").is_none());
     }
-    let missing = err(&call(&client, "inventory.get", json!({ "dealership_id": d, "vehicle_id": "veh_0000000000000000" })).await);
+    let missing = err(&call(
+        &client,
+        "inventory.get",
+        json!({ "dealership_id": d, "vehicle_id": "veh_0000000000000000" }),
+    )
+    .await);
     assert_eq!(missing["code"], "inventory.vehicle_not_found");
     assert_eq!(missing["details"]["aap_code"], "VEHICLE_NOT_FOUND");
 }
@@ -176,26 +300,71 @@ async fn facets_agree_with_search() {
     let bridge = demo().await;
     let client = connect(&bridge.url, Some("demo-token-group")).await;
     let filters = json!({ "condition": ["used", "cpo"] });
-    let hits = search(&client, json!({ "dealership_id": "demo-feed", "filters": filters })).await;
-    let facets = ok(&call(&client, "inventory.facets", json!({ "dealership_id": "demo-feed", "filters": filters })).await);
+    let hits = search(
+        &client,
+        json!({ "dealership_id": "demo-feed", "filters": filters }),
+    )
+    .await;
+    let facets = ok(&call(
+        &client,
+        "inventory.facets",
+        json!({ "dealership_id": "demo-feed", "filters": filters }),
+    )
+    .await);
     assert_eq!(facets["total"].as_u64().unwrap() as usize, hits.len());
-    let sum = |name: &str| facets[name].as_array().unwrap().iter().map(|f| f["count"].as_u64().unwrap()).sum::<u64>();
+    let sum = |name: &str| {
+        facets[name]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["count"].as_u64().unwrap())
+            .sum::<u64>()
+    };
     assert_eq!(sum("conditions") as usize, hits.len());
     assert_eq!(sum("statuses") as usize, hits.len());
-    let toyota = facets["makes"].as_array().unwrap().iter().find(|f| f["value"] == "Toyota").unwrap()["count"].as_u64().unwrap();
-    assert_eq!(toyota as usize, hits.iter().filter(|v| v["make"] == "Toyota").count());
+    let toyota = facets["makes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["value"] == "Toyota")
+        .unwrap()["count"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        toyota as usize,
+        hits.iter().filter(|v| v["make"] == "Toyota").count()
+    );
     let prices: Vec<i64> = hits.iter().filter_map(price).collect();
-    assert_eq!(facets["price_range"]["min"]["amount"].as_i64().unwrap(), *prices.iter().min().unwrap());
-    assert_eq!(facets["price_range"]["max"]["amount"].as_i64().unwrap(), *prices.iter().max().unwrap());
-    let counts: Vec<u64> = facets["makes"].as_array().unwrap().iter().map(|f| f["count"].as_u64().unwrap()).collect();
-    assert!(counts.windows(2).all(|w| w[0] >= w[1]), "most frequent first");
+    assert_eq!(
+        facets["price_range"]["min"]["amount"].as_i64().unwrap(),
+        *prices.iter().min().unwrap()
+    );
+    assert_eq!(
+        facets["price_range"]["max"]["amount"].as_i64().unwrap(),
+        *prices.iter().max().unwrap()
+    );
+    let counts: Vec<u64> = facets["makes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["count"].as_u64().unwrap())
+        .collect();
+    assert!(
+        counts.windows(2).all(|w| w[0] >= w[1]),
+        "most frequent first"
+    );
 }
 
 #[tokio::test]
 async fn dealership_profile_comes_from_configuration() {
     let bridge = demo().await;
     let client = connect(&bridge.url, Some("demo-token-group")).await;
-    let profile = ok(&call(&client, "dealership.get", json!({ "dealership_id": "demo-cdk" })).await);
+    let profile = ok(&call(
+        &client,
+        "dealership.get",
+        json!({ "dealership_id": "demo-cdk" }),
+    )
+    .await);
     assert_eq!(profile["timezone"], "America/Chicago");
     assert_eq!(profile["currency"], "USD");
     assert_eq!(profile["domains"], json!(["inventory"]));
@@ -208,13 +377,28 @@ async fn resources_mirror_the_reads() {
     let bridge = demo().await;
     let client = connect(&bridge.url, Some("demo-token-cdk")).await;
     let listed = client.list_all_resources().await.unwrap();
-    assert_eq!(listed.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(), ["dms://dealerships/demo-cdk"]);
+    assert_eq!(
+        listed.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
+        ["dms://dealerships/demo-cdk"]
+    );
     let unit = everything(&client, "demo-cdk").await.remove(0);
-    let uri = format!("dms://dealerships/demo-cdk/vehicles/{}", unit["id"].as_str().unwrap());
-    let read = client.read_resource(rmcp::model::ReadResourceRequestParams::new(uri)).await.unwrap();
-    let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else { panic!("text") };
+    let uri = format!(
+        "dms://dealerships/demo-cdk/vehicles/{}",
+        unit["id"].as_str().unwrap()
+    );
+    let read = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
+        .await
+        .unwrap();
+    let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+        panic!("text")
+    };
     let body: Value = serde_json::from_str(text).unwrap();
     assert_eq!(stable(&body["vehicle"]), stable(&unit));
-    let forbidden = client.read_resource(rmcp::model::ReadResourceRequestParams::new("dms://dealerships/demo-feed")).await;
+    let forbidden = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "dms://dealerships/demo-feed",
+        ))
+        .await;
     assert!(forbidden.is_err());
 }

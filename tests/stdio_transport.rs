@@ -29,16 +29,25 @@ fn args(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
 
 #[tokio::test]
 async fn stdio_serves_the_token_holder() {
-    let client = ().serve(TokioChildProcess::new(bridge(Some("demo-token-cdk"))).unwrap()).await.unwrap();
+    let client =
+        ().serve(TokioChildProcess::new(bridge(Some("demo-token-cdk"))).unwrap())
+            .await
+            .unwrap();
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 5);
     let page = client
-        .call_tool(CallToolRequestParams::new("inventory.search").with_arguments(args(json!({ "dealership_id": "demo-cdk", "limit": 3 }))))
+        .call_tool(
+            CallToolRequestParams::new("inventory.search")
+                .with_arguments(args(json!({ "dealership_id": "demo-cdk", "limit": 3 }))),
+        )
         .await
         .unwrap();
     assert_eq!(ok(&page)["items"].as_array().unwrap().len(), 3);
     let other = client
-        .call_tool(CallToolRequestParams::new("inventory.search").with_arguments(args(json!({ "dealership_id": "demo-feed" }))))
+        .call_tool(
+            CallToolRequestParams::new("inventory.search")
+                .with_arguments(args(json!({ "dealership_id": "demo-feed" }))),
+        )
         .await
         .unwrap();
     assert_eq!(err(&other)["code"], "auth.forbidden");
@@ -48,14 +57,21 @@ async fn stdio_serves_the_token_holder() {
 #[tokio::test]
 async fn stdio_without_a_token_is_the_anonymous_caller() {
     let client = ().serve(TokioChildProcess::new(bridge(None)).unwrap()).await.unwrap();
-    let list = client.call_tool(CallToolRequestParams::new("dealership.list").with_arguments(args(json!({})))).await.unwrap();
+    let list = client
+        .call_tool(CallToolRequestParams::new("dealership.list").with_arguments(args(json!({}))))
+        .await
+        .unwrap();
     assert_eq!(ok(&list)["items"][0]["id"], "demo-feed");
     client.cancel().await.unwrap();
 }
 
 #[tokio::test]
 async fn stdio_refuses_an_unknown_token_at_start() {
-    let output = bridge(Some("not-a-token")).stdin(std::process::Stdio::null()).output().await.unwrap();
+    let output = bridge(Some("not-a-token"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
     assert!(!output.status.success());
     assert!(output.stdout.is_empty(), "nothing but MCP may reach stdout");
     assert!(String::from_utf8_lossy(&output.stderr).contains("DMS_BRIDGE_TOKEN"));

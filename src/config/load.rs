@@ -100,8 +100,16 @@ fn schema_errors(json: &Value) -> Vec<ConfigError> {
         Ok(v) => v,
         Err(e) => return vec![ConfigError::new("", format!("internal schema error: {e}"))],
     };
+    // Patterns are not structural (serde does not enforce them): validate() checks
+    // those values, so a bad phone number does not hide every other problem.
     let mut errors: Vec<ConfigError> = validator
         .iter_errors(json)
+        .filter(|e| {
+            !matches!(
+                e.kind(),
+                jsonschema::error::ValidationErrorKind::Pattern { .. }
+            )
+        })
         .map(|e| {
             ConfigError::new(
                 pointer_to_path(&e.instance_path().to_string()),
@@ -109,9 +117,25 @@ fn schema_errors(json: &Value) -> Vec<ConfigError> {
             )
         })
         .collect();
-    errors.sort_by(|a, b| a.path.cmp(&b.path).then(a.message.cmp(&b.message)));
+    errors.sort_by(|a, b| {
+        document_order(&a.path)
+            .cmp(&document_order(&b.path))
+            .then(a.message.cmp(&b.message))
+    });
     errors.dedup();
     errors
+}
+
+/// Sort key that puts `dealerships[2]` before `dealerships[10]`.
+fn document_order(path: &str) -> Vec<(String, usize)> {
+    path.split(['.', '['])
+        .map(
+            |segment| match segment.strip_suffix(']').and_then(|n| n.parse().ok()) {
+                Some(index) => (String::new(), index),
+                None => (segment.to_owned(), 0),
+            },
+        )
+        .collect()
 }
 
 fn describe(e: &jsonschema::ValidationError<'_>) -> String {

@@ -35,7 +35,9 @@ impl Drop for Bridge {
 /// The demo: mock CDK and feed upstreams plus the embedded demo config.
 pub async fn demo() -> Bridge {
     let cancel = CancellationToken::new();
-    let mocks = demo::start_mocks(std::time::Duration::ZERO, &cancel).await.expect("mocks");
+    let mocks = demo::start_mocks(std::time::Duration::ZERO, &cancel)
+        .await
+        .expect("mocks");
     let toml = demo::render(&mocks, "127.0.0.1:0".parse().unwrap());
     let mut bridge = start(&toml, cancel).await;
     bridge.mocks = Some(mocks);
@@ -49,7 +51,8 @@ pub async fn with_config(toml: &str) -> Bridge {
 
 async fn start(toml: &str, cancel: CancellationToken) -> Bridge {
     let config = from_toml_str(toml).unwrap_or_else(|e| panic!("config: {e}"));
-    let runtime = runtime::build(&config, std::path::Path::new(".")).unwrap_or_else(|e| panic!("build: {e}"));
+    let runtime =
+        runtime::build(&config, std::path::Path::new(".")).unwrap_or_else(|e| panic!("build: {e}"));
     runtime.start(&cancel);
     let settings = HttpSettings {
         path: config.server.path.clone(),
@@ -62,9 +65,17 @@ async fn start(toml: &str, cancel: CancellationToken) -> Bridge {
     let addr = listener.local_addr().unwrap();
     let stop = cancel.clone();
     tokio::spawn(async move {
-        axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await }).await.unwrap();
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+            .unwrap();
     });
-    Bridge { url: format!("http://{addr}{}", config.server.path), addr, mocks: None, cancel }
+    Bridge {
+        url: format!("http://{addr}{}", config.server.path),
+        addr,
+        mocks: None,
+        cancel,
+    }
 }
 
 /// An MCP client session, with `Authorization: Bearer <token>` when a token is given.
@@ -78,25 +89,50 @@ pub async fn connect(url: &str, token: Option<&str>) -> Client {
 }
 
 pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
-    let Value::Object(map) = args else { panic!("arguments must be an object") };
-    client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(map)).await.expect("tools/call")
+    let Value::Object(map) = args else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(map))
+        .await
+        .expect("tools/call")
 }
 
 /// The structured result of a successful call.
 pub fn ok(result: &CallToolResult) -> Value {
-    assert_ne!(result.is_error, Some(true), "expected success, got {:?}", result.structured_content);
-    result.structured_content.clone().expect("structuredContent")
+    assert_ne!(
+        result.is_error,
+        Some(true),
+        "expected success, got {:?}",
+        result.structured_content
+    );
+    result
+        .structured_content
+        .clone()
+        .expect("structuredContent")
 }
 
 /// The `error` object of a failed call.
 pub fn err(result: &CallToolResult) -> Value {
-    assert_eq!(result.is_error, Some(true), "expected an error, got {:?}", result.structured_content);
-    result.structured_content.clone().expect("structuredContent")["error"].clone()
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "expected an error, got {:?}",
+        result.structured_content
+    );
+    result
+        .structured_content
+        .clone()
+        .expect("structuredContent")["error"]
+        .clone()
 }
 
 /// Calls and returns the error code (panics on success).
 pub async fn error_code(client: &Client, tool: &str, args: Value) -> String {
-    err(&call(client, tool, args).await)["code"].as_str().unwrap().to_owned()
+    err(&call(client, tool, args).await)["code"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 /// A config with one dealership `acme` whose inventory comes from a CDK-shaped REST upstream at `upstream`.
@@ -147,5 +183,9 @@ scopes = ["amcp:inventory:read"]
 
 /// Reads a fixture file from `wiremock-fixtures/`.
 pub fn fixture(path: &str) -> String {
-    std::fs::read_to_string(format!("{}/wiremock-fixtures/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read_to_string(format!(
+        "{}/wiremock-fixtures/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
 }

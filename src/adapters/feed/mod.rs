@@ -184,10 +184,46 @@ impl FeedAdapter {
         let (new_etag, new_last_modified) = (header(ETAG), header(LAST_MODIFIED));
         let verified_at = verified_at(new_last_modified.as_deref(), fetched_at);
         let rows = parse_rows(&reply.body, self.inner.mapping.feed_format)?;
+        self.check_plausible(&rows).await?;
         let snapshot = self
             .apply_rows(&rows, verified_at, fetched_at, new_etag, new_last_modified)
             .await?;
         Ok(snapshot)
+    }
+
+    /// Refuses answers that parse as CSV but are not this feed: a one-line HTML
+    /// page has a "header" and no rows, and taking it would mark every unit sold.
+    async fn check_plausible(&self, rows: &[serde_json::Value]) -> Result<(), AdapterError> {
+        let Some(first) = rows.first() else {
+            let had_units = self
+                .inner
+                .state
+                .read()
+                .await
+                .snapshot
+                .as_ref()
+                .is_some_and(|s| !s.listed.is_empty());
+            return if had_units {
+                Err(AdapterError::InvalidResponse(
+                    "feed is suddenly empty; keeping the last good copy".into(),
+                ))
+            } else {
+                Err(AdapterError::InvalidResponse("feed has no rows".into()))
+            };
+        };
+        let has_identity = self
+            .inner
+            .mapping
+            .identity
+            .iter()
+            .any(|path| !path.resolve(first).is_empty());
+        if has_identity {
+            Ok(())
+        } else {
+            Err(AdapterError::InvalidResponse(
+                "feed has none of the mapping's identity columns".into(),
+            ))
+        }
     }
 
     async fn apply_rows(

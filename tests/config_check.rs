@@ -1,0 +1,548 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! `dms-bridge check --config FILE`, run as a real process: every problem is
+//! listed with its path and the exit code is 2, or it prints OK and exits 0,
+//! without touching the network. Plus direct `from_toml_str` assertions on the
+//! order and uniqueness of reported problems.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dms_bridge::config::{ConfigError, from_toml_str};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dms-bridge");
+/// A `check` that takes longer than this is waiting on something it should not.
+const CHECK_BUDGET: Duration = Duration::from_secs(20);
+
+struct Outcome {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    elapsed: Duration,
+}
+
+impl std::fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+impl Outcome {
+    /// The `  - path: message` lines of a failed check, in order.
+    fn problems(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("  - "))
+            .collect()
+    }
+}
+
+/// Runs `dms-bridge check --config <file holding toml>` with extra environment.
+fn check_with_env(toml: &str, env: &[(&str, &str)]) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bridge.toml");
+    std::fs::write(&path, toml).unwrap();
+    run_check(&path, env)
+}
+
+fn check(toml: &str) -> Outcome {
+    check_with_env(toml, &[])
+}
+
+fn run_check(path: &Path, env: &[(&str, &str)]) -> Outcome {
+    let started = Instant::now();
+    let mut command = Command::new(BIN);
+    command
+        .args(["check", "--config"])
+        .arg(path)
+        .env_remove("SOME_UNSET_VAR_XYZ")
+        .env_remove("OTHER_UNSET_VAR_XYZ")
+        .env_remove("FEED_KEY_UNSET_XYZ")
+        .env("DMS_BRIDGE_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().expect("spawn dms-bridge");
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > CHECK_BUDGET {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`dms-bridge check` did not finish within {CHECK_BUDGET:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    Outcome {
+        code: status.code().expect("exited normally"),
+        stdout,
+        stderr,
+        elapsed: started.elapsed(),
+    }
+}
+
+const ADDRESS: &str = r#"address = { line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }"#;
+
+/// A small valid config with a feed upstream whose URL nobody listens on.
+fn valid_config() -> String {
+    format!(
+        r#"
+[[dealerships]]
+id = "acme"
+name = "Acme Motors"
+timezone = "America/Chicago"
+{ADDRESS}
+routes = {{ inventory = "feed" }}
+
+[upstreams.feed]
+kind = "feed"
+url = "http://127.0.0.1:1/inventory.csv"
+mapping = "homenet-csv"
+
+[[tokens]]
+name = "acme"
+secret = {{ value = "acme-token" }}
+dealerships = ["acme"]
+scopes = ["amcp:inventory:read"]
+"#
+    )
+}
+
+/// The embedded demo template made concrete.
+fn demo_config(upstream: &str) -> String {
+    dms_bridge::demo::TEMPLATE
+        .replace("{cdk_url}", upstream)
+        .replace("{feed_url}", upstream)
+        .replace("{listen}", "127.0.0.1:8787")
+}
+
+/// Asserts a failed check: exit 2, nothing on stdout, and exactly `expected`
+/// as the `(path, fragment of message)` of each listed problem, in order.
+fn assert_problems(outcome: &Outcome, expected: &[(&str, &str)]) {
+    assert_eq!(outcome.code, 2, "{outcome:?}");
+    assert!(!outcome.stdout.contains("OK"), "{outcome:?}");
+    assert!(
+        outcome.stderr.contains(&format!(
+            "{} problem(s) in the configuration",
+            expected.len()
+        )),
+        "expected {} problems: {outcome:?}",
+        expected.len()
+    );
+    let problems = outcome.problems();
+    assert_eq!(problems.len(), expected.len(), "{outcome:?}");
+    for (line, (path, fragment)) in problems.iter().zip(expected) {
+        let prefix = if path.is_empty() {
+            String::new()
+        } else {
+            format!("{path}: ")
+        };
+        assert!(
+            line.starts_with(&prefix),
+            "{line:?} should be at {path:?}; {outcome:?}"
+        );
+        assert!(
+            line.contains(fragment),
+            "{line:?} should mention {fragment:?}; {outcome:?}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The binary
+// ---------------------------------------------------------------------------
+
+#[test]
+fn the_demo_template_is_ok() {
+    let outcome = check(&demo_config("http://127.0.0.1:1"));
+    assert_eq!(outcome.code, 0, "{outcome:?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("OK (2 dealership(s), 2 upstream(s), 2 token(s))"),
+        "{outcome:?}"
+    );
+    assert!(!outcome.stderr.contains("problem"), "{outcome:?}");
+}
+
+#[test]
+fn a_small_valid_config_is_ok() {
+    let outcome = check(&valid_config());
+    assert_eq!(outcome.code, 0, "{outcome:?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("OK (1 dealership(s), 1 upstream(s), 1 token(s))"),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn check_needs_no_network() {
+    // Upstreams on a closed port and on names that can never resolve, and every
+    // proxy pointing at the closed port: any request would fail or hang.
+    let proxies = [
+        ("HTTP_PROXY", "http://127.0.0.1:1"),
+        ("HTTPS_PROXY", "http://127.0.0.1:1"),
+        ("ALL_PROXY", "http://127.0.0.1:1"),
+        ("http_proxy", "http://127.0.0.1:1"),
+        ("https_proxy", "http://127.0.0.1:1"),
+        ("all_proxy", "http://127.0.0.1:1"),
+    ];
+    for upstream in ["http://127.0.0.1:1", "https://dms.bridge-test.invalid"] {
+        let outcome = check_with_env(&demo_config(upstream), &proxies);
+        assert_eq!(outcome.code, 0, "{upstream}: {outcome:?}");
+        assert!(
+            outcome.stdout.contains("OK (2 dealership(s)"),
+            "{upstream}: {outcome:?}"
+        );
+        assert!(
+            outcome.elapsed < Duration::from_secs(10),
+            "{upstream}: check took {:?}",
+            outcome.elapsed
+        );
+    }
+}
+
+#[test]
+fn structural_problems_are_all_listed_with_their_paths() {
+    let toml = format!(
+        r#"
+colour = "red"
+
+[limits]
+max_limit = "lots"
+
+[[dealerships]]
+id = "acme"
+name = "Acme Motors"
+nickname = "Acme"
+{ADDRESS}
+
+[[tokens]]
+name = "acme"
+secret = {{ value = "acme-token" }}
+dealerships = ["acme"]
+scopes = ["amcp:inventory:read"]
+"#
+    );
+    let outcome = check(&toml);
+    assert_problems(
+        &outcome,
+        &[
+            ("", "unknown key(s): colour"),
+            ("dealerships[0]", "timezone"),
+            ("dealerships[0]", "nickname"),
+            ("limits.max_limit", "integer"),
+        ],
+    );
+}
+
+/// Eight semantic problems, none of them structural in the operator's eyes.
+fn semantic_config() -> String {
+    format!(
+        r#"
+[[dealerships]]
+id = "acme"
+name = "Acme Motors"
+timezone = "Mars/Olympus_Mons"
+{ADDRESS}
+phones = [{{ name = "sales", number = "555-0100" }}]
+routes = {{ inventory = "missing-upstream" }}
+
+[[dealerships]]
+id = "acme"
+name = "Acme Motors East"
+timezone = "America/New_York"
+{ADDRESS}
+routes = {{ inventory = "cdk" }}
+
+[upstreams.cdk]
+kind = "rest"
+profile = "reynolds-magic"
+base_url = "ftp://dms.example.com/cdk"
+
+[[tokens]]
+name = "acme"
+secret = {{ value = "acme-token" }}
+dealerships = ["acme", "ghost"]
+scopes = ["amcp:inventory:read", "amcp:inventory:delete"]
+"#
+    )
+}
+
+const SEMANTIC_PROBLEMS: [(&str, &str); 8] = [
+    ("dealerships[0].timezone", "Mars/Olympus_Mons"),
+    ("dealerships[0].phones[0].number", ""),
+    ("dealerships[0].routes.inventory", "missing-upstream"),
+    ("dealerships[1].id", "acme"),
+    ("upstreams.cdk.base_url", "ftp://dms.example.com/cdk"),
+    ("upstreams.cdk.profile", "reynolds-magic"),
+    ("tokens[0].dealerships[1]", "ghost"),
+    ("tokens[0].scopes[1]", "amcp:inventory:delete"),
+];
+
+#[test]
+fn semantic_problems_are_all_listed_with_their_paths() {
+    let outcome = check(&semantic_config());
+    assert_problems(&outcome, &SEMANTIC_PROBLEMS);
+}
+
+#[test]
+fn semantic_problems_without_the_phone_are_all_listed() {
+    // The same config with a valid phone number: the other seven problems.
+    let outcome = check(&semantic_config().replace("555-0100", "+12175550100"));
+    let expected: Vec<(&str, &str)> = SEMANTIC_PROBLEMS
+        .iter()
+        .copied()
+        .filter(|(p, _)| !p.contains("phones"))
+        .collect();
+    assert_problems(&outcome, &expected);
+}
+
+#[test]
+fn an_unset_secret_variable_is_named_with_its_path() {
+    let toml = valid_config().replace(
+        r#"{ value = "acme-token" }"#,
+        r#"{ env = "SOME_UNSET_VAR_XYZ" }"#,
+    );
+    assert!(toml.contains("SOME_UNSET_VAR_XYZ"));
+    let outcome = check(&toml);
+    assert_problems(&outcome, &[("tokens[0].secret", "SOME_UNSET_VAR_XYZ")]);
+}
+
+#[test]
+fn every_unreadable_secret_is_listed_at_once() {
+    let toml = format!(
+        r#"{}
+[[tokens]]
+name = "other"
+secret = {{ env = "OTHER_UNSET_VAR_XYZ" }}
+dealerships = ["acme"]
+scopes = ["amcp:inventory:read"]
+"#,
+        valid_config()
+            .replace(r#"{ value = "acme-token" }"#, r#"{ env = "SOME_UNSET_VAR_XYZ" }"#)
+            .replace(
+                r#"mapping = "homenet-csv""#,
+                "mapping = \"homenet-csv\"\nheaders = { X-Api-Key = \"{secrets.api_key}\" }\nsecrets = { api_key = { env = \"FEED_KEY_UNSET_XYZ\" } }"
+            )
+    );
+    let outcome = check(&toml);
+    assert_eq!(outcome.code, 2, "{outcome:?}");
+    for (path, variable) in [
+        ("upstreams.feed", "FEED_KEY_UNSET_XYZ"),
+        ("tokens[0].secret", "SOME_UNSET_VAR_XYZ"),
+        ("tokens[1].secret", "OTHER_UNSET_VAR_XYZ"),
+    ] {
+        assert!(
+            outcome
+                .problems()
+                .iter()
+                .any(|l| l.starts_with(path) && l.contains(variable)),
+            "{variable} at {path}: {outcome:?}"
+        );
+    }
+    // The variable is set: the same file checks OK.
+    let fixed = check_with_env(
+        &toml,
+        &[
+            ("SOME_UNSET_VAR_XYZ", "t0"),
+            ("OTHER_UNSET_VAR_XYZ", "t1"),
+            ("FEED_KEY_UNSET_XYZ", "k"),
+        ],
+    );
+    assert_eq!(fixed.code, 0, "{fixed:?}");
+}
+
+#[test]
+fn a_toml_syntax_error_gives_line_and_column() {
+    let toml = "[limits]\ndefault_limit = 20\nmax_limit = = 5\n";
+    let outcome = check(toml);
+    assert_eq!(outcome.code, 2, "{outcome:?}");
+    assert_eq!(outcome.problems().len(), 1, "{outcome:?}");
+    // The second `=` on line 3.
+    assert!(
+        outcome.problems()[0].starts_with("line 3, column 13: "),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn a_missing_file_is_reported_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = run_check(&dir.path().join("nope.toml"), &[]);
+    assert_eq!(outcome.code, 2, "{outcome:?}");
+    assert!(outcome.stderr.contains("nope.toml"), "{outcome:?}");
+}
+
+// ---------------------------------------------------------------------------
+// from_toml_str directly
+// ---------------------------------------------------------------------------
+
+fn errors(toml: &str) -> Vec<ConfigError> {
+    match from_toml_str(toml) {
+        Ok(_) => panic!("expected problems"),
+        Err(e) => e.0,
+    }
+}
+
+fn paths(errors: &[ConfigError]) -> Vec<&str> {
+    errors.iter().map(|e| e.path.as_str()).collect()
+}
+
+/// `dealerships[10].id` → `[Key("dealerships"), Index(10), Key("id")]`, for document order.
+fn path_key(path: &str) -> Vec<(String, usize)> {
+    path.split(['.', '['])
+        .filter(|s| !s.is_empty())
+        .map(|s| match s.strip_suffix(']') {
+            Some(i) => (String::new(), i.parse().unwrap()),
+            None => (s.to_owned(), 0),
+        })
+        .collect()
+}
+
+#[test]
+fn structural_problems_are_sorted_by_path_and_unique() {
+    let toml = format!(
+        r#"
+zzz = 1
+aaa = 2
+
+[server]
+bogus = true
+max_request_bytes = "big"
+
+[[dealerships]]
+id = "a"
+name = "A"
+timezone = "America/Chicago"
+extra = 1
+{ADDRESS}
+
+[[dealerships]]
+id = "b"
+name = "B"
+timezone = 5
+{ADDRESS}
+
+[[tokens]]
+name = "t"
+secret = {{ value = "s" }}
+dealerships = ["a"]
+scopes = "amcp:inventory:read"
+"#
+    );
+    let errors = errors(&toml);
+    assert_eq!(
+        paths(&errors),
+        [
+            "",
+            "dealerships[0]",
+            "dealerships[1].timezone",
+            "server",
+            "server.max_request_bytes",
+            "tokens[0].scopes"
+        ],
+        "{errors:#?}"
+    );
+    assert!(
+        errors[0].message.contains("aaa") && errors[0].message.contains("zzz"),
+        "{errors:#?}"
+    );
+    for pair in errors.windows(2) {
+        assert_ne!(pair[0], pair[1], "no problem is reported twice");
+    }
+    // Stable: the same text gives the same list.
+    assert_eq!(errors, self::errors(&toml));
+}
+
+#[test]
+fn structural_problems_follow_document_order_past_ten_dealerships() {
+    let toml: String = (0..12)
+        .map(|i| {
+            let extra = if i == 2 || i == 10 { "bogus = 1\n" } else { "" };
+            format!("[[dealerships]]\nid = \"d{i}\"\nname = \"D\"\ntimezone = \"America/Chicago\"\n{extra}{ADDRESS}\n\n")
+        })
+        .collect();
+    let errors = errors(&toml);
+    assert_eq!(
+        paths(&errors),
+        ["dealerships[2]", "dealerships[10]"],
+        "{errors:#?}"
+    );
+}
+
+#[test]
+fn semantic_problems_come_in_document_order() {
+    let toml: String = (0..12)
+        .map(|i| {
+            let zone = if i == 2 || i == 10 {
+                "Nowhere/City"
+            } else {
+                "America/Chicago"
+            };
+            format!(
+                "[[dealerships]]\nid = \"d{i}\"\nname = \"D\"\ntimezone = \"{zone}\"\n{ADDRESS}\n\n"
+            )
+        })
+        .collect();
+    let errors = errors(&toml);
+    assert_eq!(
+        paths(&errors),
+        ["dealerships[2].timezone", "dealerships[10].timezone"],
+        "{errors:#?}"
+    );
+    let keys: Vec<_> = errors.iter().map(|e| path_key(&e.path)).collect();
+    assert!(keys.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn semantic_problems_are_listed_once_each_in_section_order() {
+    let errors = errors(&semantic_config().replace("555-0100", "+12175550100"));
+    let expected: Vec<&str> = SEMANTIC_PROBLEMS
+        .iter()
+        .map(|(p, _)| *p)
+        .filter(|p| !p.contains("phones"))
+        .collect();
+    assert_eq!(paths(&errors), expected, "{errors:#?}");
+    let display = dms_bridge::config::ConfigErrors(errors.clone()).to_string();
+    assert!(
+        display.starts_with("7 problem(s) in the configuration:\n"),
+        "{display}"
+    );
+    assert_eq!(
+        display.lines().filter(|l| l.starts_with("  - ")).count(),
+        7,
+        "{display}"
+    );
+}
+
+#[test]
+fn a_bad_phone_number_does_not_hide_other_problems() {
+    let errors = errors(&semantic_config());
+    let expected: Vec<&str> = SEMANTIC_PROBLEMS.iter().map(|(p, _)| *p).collect();
+    assert_eq!(paths(&errors), expected, "{errors:#?}");
+}

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Smoke test of dms-bridge with the official Python MCP SDK (pinned in requirements.txt).
+
+Usage:
+    python tests/python/smoke.py http://127.0.0.1:PORT/mcp [path/to/dms-bridge]
+
+The URL is a running `dms-bridge demo`. The binary (default target/release/dms-bridge)
+is launched once more as `dms-bridge demo --stdio` for the stdio checks.
+Prints one line per check and closes with `python-smoke: N passed, M failed`;
+exits non-zero when any check fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+GROUP_TOKEN = "demo-token-group"
+EXPECTED_TOOLS = {"dealership.list", "dealership.get", "inventory.search", "inventory.get", "inventory.facets"}
+EXPECTED_PROTOCOL = "2025-11-25"
+CHECK_TIMEOUT_S = 60
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class CheckFailed(AssertionError):
+    pass
+
+
+def check(condition: bool, message: str) -> None:
+    if not condition:
+        raise CheckFailed(message)
+
+
+@asynccontextmanager
+async def http_session(url: str, token: str | None) -> AsyncIterator[ClientSession]:
+    """An initialized session over Streamable HTTP, with `Authorization: Bearer` when a token is given."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=30.0) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+def structured(result: Any) -> dict[str, Any]:
+    check(result.structured_content is not None, "the result has no structuredContent")
+    return result.structured_content
+
+
+async def search_used(session: ClientSession, cursor: str | None = None) -> dict[str, Any]:
+    args: dict[str, Any] = {"dealership_id": "demo-feed", "filters": {"condition": ["used"]}, "limit": 5}
+    if cursor is not None:
+        args["cursor"] = cursor
+    result = await session.call_tool("inventory.search", args)
+    check(not result.is_error, f"inventory.search returned isError: {result.content}")
+    return structured(result)
+
+
+# --- Streamable HTTP -------------------------------------------------------
+
+
+async def http_initialize(url: str) -> None:
+    async with http_session(url, GROUP_TOKEN) as session:
+        init = session.initialize_result
+        check(init is not None, "no initialize result")
+        assert init is not None
+        print(f"    negotiated protocol version: {init.protocol_version}")
+        print(f"    server: {init.server_info.name} {init.server_info.version}")
+        experimental = init.capabilities.experimental or {}
+        print(f"    experimental capabilities: {json.dumps(experimental, sort_keys=True)}")
+        check(init.protocol_version == EXPECTED_PROTOCOL, f"protocol {init.protocol_version} != {EXPECTED_PROTOCOL}")
+        check(init.capabilities.tools is not None, "the tools capability is not advertised")
+        check("dms_bridge" in experimental, "experimental.dms_bridge is missing")
+        check("automotive_mcp" in experimental, "experimental.automotive_mcp is missing")
+        check(set(experimental["dms_bridge"].get("tools", [])) == EXPECTED_TOOLS, "experimental.dms_bridge.tools differs")
+
+
+async def http_tools_list_group(url: str) -> None:
+    async with http_session(url, GROUP_TOKEN) as session:
+        tools = await session.list_tools()
+        names = [t.name for t in tools.tools]
+        print(f"    tools: {', '.join(names)}")
+        check(len(names) == len(EXPECTED_TOOLS) and set(names) == EXPECTED_TOOLS, f"tools {names}")
+        for tool in tools.tools:
+            check(tool.input_schema.get("type") == "object", f"{tool.name}: inputSchema is not an object schema")
+
+
+async def http_search_and_cursor(url: str) -> None:
+    async with http_session(url, GROUP_TOKEN) as session:
+        # The SDK validates structuredContent against each tool's outputSchema, so list first.
+        await session.list_tools()
+        page1 = await search_used(session)
+        items1 = page1.get("items", [])
+        print(f"    page 1: {len(items1)} items, total {page1.get('total')}, next_cursor {bool(page1.get('next_cursor'))}")
+        check(len(items1) == 5, f"page 1 has {len(items1)} items, expected 5")
+        check(all(v.get("condition") == "used" for v in items1), "page 1 holds a vehicle that is not used")
+        cursor = page1.get("next_cursor")
+        check(isinstance(cursor, str) and cursor != "", "page 1 has no next_cursor")
+
+        page2 = await search_used(session, cursor)
+        items2 = page2.get("items", [])
+        print(f"    page 2: {len(items2)} items, next_cursor {bool(page2.get('next_cursor'))}")
+        check(len(items2) > 0, "page 2 is empty")
+        check(all(v.get("condition") == "used" for v in items2), "page 2 holds a vehicle that is not used")
+        ids1 = {v["id"] for v in items1}
+        ids2 = {v["id"] for v in items2}
+        check(not (ids1 & ids2), f"pages overlap: {sorted(ids1 & ids2)}")
+
+
+async def http_get_bad_vin(url: str) -> None:
+    async with http_session(url, GROUP_TOKEN) as session:
+        result = await session.call_tool("inventory.get", {"dealership_id": "demo-feed", "vin": "NOT-A-VIN"})
+        check(result.is_error is True, "inventory.get with a bad VIN did not set isError")
+        error = structured(result).get("error", {})
+        print(f"    error: {error.get('code')} (retryable={error.get('retryable')}): {error.get('message')}")
+        check(error.get("code") == "request.invalid_arguments", f"error.code is {error.get('code')!r}")
+
+
+async def http_anonymous_tools_list(url: str) -> None:
+    async with http_session(url, None) as session:
+        tools = await session.list_tools()
+        names = [t.name for t in tools.tools]
+        print(f"    anonymous tools: {', '.join(names)}")
+        check("inventory.search" in names, "the anonymous caller cannot see inventory.search")
+
+
+async def http_default_client_mode(url: str) -> None:
+    """The SDK's high-level Client (default mode 'auto') probes server/discover first, then falls back."""
+    headers = {"Authorization": f"Bearer {GROUP_TOKEN}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=30.0) as http:
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            print(f"    Client(mode='auto') negotiated {client.protocol_version}")
+            check(client.protocol_version == EXPECTED_PROTOCOL, f"negotiated {client.protocol_version}")
+            tools = await client.list_tools()
+            check({t.name for t in tools.tools} == EXPECTED_TOOLS, "tools differ")
+
+
+# --- stdio -----------------------------------------------------------------
+
+
+async def stdio_list_and_search(binary: str) -> None:
+    params = StdioServerParameters(
+        command=binary,
+        args=["demo", "--stdio", "--listen", "127.0.0.1:0"],
+        env={"DMS_BRIDGE_TOKEN": GROUP_TOKEN, "RUST_LOG": os.environ.get("RUST_LOG", "warn")},
+        cwd=str(REPO),
+    )
+    # The server's stderr (banner, logs) goes to a file, shown only when the check fails.
+    with tempfile.TemporaryFile(mode="w+") as errlog:
+        try:
+            await stdio_session_checks(params, errlog)
+        except BaseException:
+            errlog.seek(0)
+            print("    server stderr (last 2000 chars):\n" + errlog.read()[-2000:])
+            raise
+
+
+async def stdio_session_checks(params: StdioServerParameters, errlog: Any) -> None:
+    async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+        init = await session.initialize()
+        print(f"    stdio protocol version: {init.protocol_version}")
+        tools = await session.list_tools()
+        names = {t.name for t in tools.tools}
+        check(names == EXPECTED_TOOLS, f"stdio tools {sorted(names)}")
+        result = await session.call_tool(
+            "inventory.search", {"dealership_id": "demo-feed", "filters": {"condition": ["used"]}, "limit": 5}
+        )
+        check(not result.is_error, f"stdio inventory.search returned isError: {result.content}")
+        page = structured(result)
+        items = page.get("items", [])
+        print(f"    stdio search: {len(items)} items, total {page.get('total')}")
+        check(len(items) == 5, f"stdio search returned {len(items)} items")
+
+
+async def main() -> int:
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    url = sys.argv[1]
+    binary = sys.argv[2] if len(sys.argv) > 2 else str(REPO / "target" / "release" / "dms-bridge")
+
+    checks: list[tuple[str, Callable[[], Awaitable[None]]]] = [
+        ("http: initialize", lambda: http_initialize(url)),
+        ("http: tools/list with demo-token-group", lambda: http_tools_list_group(url)),
+        ("http: inventory.search used cars, follow next_cursor", lambda: http_search_and_cursor(url)),
+        ("http: inventory.get with a bad VIN", lambda: http_get_bad_vin(url)),
+        ("http: tools/list anonymously", lambda: http_anonymous_tools_list(url)),
+        ("http: high-level Client in default 'auto' mode", lambda: http_default_client_mode(url)),
+        ("stdio: tools/list and inventory.search", lambda: stdio_list_and_search(binary)),
+    ]
+    passed = failed = 0
+    for name, run in checks:
+        print(f"- {name}")
+        try:
+            with anyio.fail_after(CHECK_TIMEOUT_S):
+                await run()
+        except Exception as e:  # noqa: BLE001 - report every failure and go on
+            failed += 1
+            print(f"  FAIL {name}: {type(e).__name__}: {e}")
+            if not isinstance(e, CheckFailed):
+                traceback.print_exc(file=sys.stdout)
+        else:
+            passed += 1
+            print(f"  ok   {name}")
+    print(f"python-smoke: {passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main))
