@@ -67,11 +67,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             listen,
             stdio,
             upstream_latency_ms,
-        } => run_demo(listen, stdio, Duration::from_millis(upstream_latency_ms)).await,
+        } => {
+            Box::pin(run_demo(
+                listen,
+                stdio,
+                Duration::from_millis(upstream_latency_ms),
+            ))
+            .await
+        }
         Command::Serve { config, stdio } => {
             let cfg = config::load_file(&config).map_err(|e| anyhow::anyhow!("{e}"))?;
             let base = config.parent().unwrap_or(Path::new(".")).to_path_buf();
-            serve(&cfg, &base, stdio, None).await
+            // Boxed: the server future is deep enough to exceed the layout query limit inline.
+            Box::pin(serve(&cfg, &base, stdio, None)).await
         }
         Command::Check { config } => check(&config),
     }
@@ -105,7 +113,7 @@ async fn run_demo(listen: SocketAddr, stdio: bool, latency: Duration) -> anyhow:
         .context("starting the mock upstreams")?;
     let cfg = demo::config(&mocks, listen).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
     let banner = demo_banner(&mocks, listen, stdio);
-    serve(&cfg, Path::new("."), stdio, Some(banner)).await?;
+    Box::pin(serve(&cfg, Path::new("."), stdio, Some(banner))).await?;
     cancel.cancel();
     Ok(())
 }
@@ -148,16 +156,22 @@ pub async fn serve(
     banner: Option<String>,
 ) -> anyhow::Result<()> {
     let runtime = runtime::build(cfg, base).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let cancel = CancellationToken::new();
-    runtime.start(&cancel);
-    let gateway = runtime.gateway.clone();
+    // `background` stops feeds and the audit writer; it fires only after
+    // in-flight calls have finished, so their audit records are written.
+    let background = CancellationToken::new();
+    let started = runtime
+        .start(&background)
+        .await
+        .context("opening the store")?;
+    let gateway = started.gateway.clone();
     if stdio {
         if let Some(b) = banner {
             eprintln!("{b}");
         }
         let principal = stdio_principal(&gateway)?;
         let result = mcp::stdio::serve(gateway, principal).await;
-        cancel.cancel();
+        background.cancel();
+        started.finish().await;
         return result;
     }
     let listen: SocketAddr = cfg.server.listen.parse().context("server.listen")?;
@@ -170,19 +184,25 @@ pub async fn serve(
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("binding {listen}"))?;
-    let app = router(gateway, &settings, cancel.clone());
+    let mcp_cancel = CancellationToken::new();
+    let app = router(gateway, &settings, mcp_cancel.clone());
     match banner {
         Some(b) => println!("{b}"),
         None => tracing::info!(%listen, path = %settings.path, "Serving MCP over Streamable HTTP."),
     }
-    let shutdown = cancel.clone();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            tracing::info!("Shutting down: finishing calls in flight.");
-            shutdown.cancel();
-        })
-        .await?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        tracing::info!("Shutting down: finishing calls in flight.");
+    })
+    .await?;
+    mcp_cancel.cancel();
+    background.cancel();
+    started.finish().await;
+    tracing::info!("Stopped.");
     Ok(())
 }
 

@@ -16,4 +16,5 @@ pub mod gateway;
 pub mod mcp;
 pub mod model;
 pub mod runtime;
+pub mod store;
 pub mod tools;

@@ -7,41 +7,100 @@ use std::path::Path;
 use std::sync::Arc;
 
 use secrecy::ExposeSecret;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::adapters::feed::FeedAdapter;
+use crate::adapters::resilience::UpstreamPolicy;
 use crate::adapters::rest::{DealershipContext, RestAdapter};
-use crate::adapters::{Adapter, UpstreamAdapter};
+use crate::adapters::{Adapter, UpstreamAdapter, UpstreamInstance};
 use crate::config::{
-    Config, ConfigError, ConfigErrors, DealershipConfig, UpstreamConfig, resolve_secret,
+    Config, ConfigError, ConfigErrors, DealershipConfig, StoreConfig, UpstreamConfig,
+    resolve_secret,
 };
 use crate::gateway::auth::{Authenticator, DealershipGrant, Principal, Scope};
+use crate::gateway::cache::ReadCache;
 use crate::gateway::cursor::CursorCodec;
-use crate::gateway::{Dealership, Gateway};
+use crate::gateway::limits::CallerLimits;
+use crate::gateway::metrics::Metrics;
+use crate::gateway::{Dealership, Gateway, GatewayParts, Route};
 use crate::model::DealershipProfile;
+use crate::store::{AuditWriter, Store, StoreError};
 
-/// A built gateway and the feed adapters whose refresh loops must be started.
+/// Everything built from the config, before anything runs.
 pub struct Runtime {
-    pub gateway: Gateway,
+    parts: GatewayParts,
     feeds: Vec<FeedAdapter>,
+    store: StoreConfig,
+}
+
+/// A running gateway and its background work.
+pub struct Started {
+    pub gateway: Gateway,
+    audit_task: Option<JoinHandle<()>>,
 }
 
 impl Runtime {
-    /// Starts background work (feed polling) until `cancel` fires.
-    pub fn start(&self, cancel: &CancellationToken) {
+    /// Opens the store, starts the audit writer and feed polling (all stop
+    /// when `cancel` fires) and returns the gateway.
+    pub async fn start(mut self, cancel: &CancellationToken) -> Result<Started, StoreError> {
+        let store = Store::open(&self.store.url).await?;
+        let mut audit_task = None;
+        if self.store.audit {
+            let (writer, task) = AuditWriter::start(
+                store.clone(),
+                self.parts.metrics.clone(),
+                cancel.child_token(),
+            );
+            self.parts.audit = Some(writer);
+            audit_task = Some(task);
+        }
+        self.parts.store = Some(store);
         for feed in &self.feeds {
             feed.spawn_refresh(cancel.child_token());
+        }
+        Ok(Started {
+            gateway: Gateway::new(self.parts),
+            audit_task,
+        })
+    }
+}
+
+impl Started {
+    /// Waits for queued audit records to be written (after `cancel` fired).
+    pub async fn finish(self) {
+        drop(self.gateway);
+        if let Some(task) = self.audit_task {
+            let _ = task.await;
         }
     }
 }
 
 /// Builds everything; `base` resolves relative paths (the config file's folder).
+/// Reads secrets and files but opens no connection, so `check` can run it.
 pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
     let mut errors = Vec::new();
+    let metrics = Metrics::new();
     let mut feeds = Vec::new();
+    let policies: BTreeMap<String, Arc<UpstreamPolicy>> = config
+        .upstreams
+        .iter()
+        .map(|(id, u)| {
+            let resilience = match u {
+                UpstreamConfig::Rest(r) => &r.resilience,
+                UpstreamConfig::Feed(f) => &f.resilience,
+            };
+            (
+                id.clone(),
+                Arc::new(UpstreamPolicy::new(id, resilience, metrics.clone())),
+            )
+        })
+        .collect();
     let mut dealerships = Vec::new();
     for (i, d) in config.dealerships.iter().enumerate() {
-        if let Some(dealership) = build_dealership(config, i, d, base, &mut feeds, &mut errors) {
+        if let Some(dealership) =
+            build_dealership(config, i, d, base, &policies, &mut feeds, &mut errors)
+        {
             dealerships.push(dealership);
         }
     }
@@ -56,12 +115,30 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         },
         None => CursorCodec::random(),
     };
+    if !config.store.url.starts_with("sqlite:") {
+        errors.push(ConfigError::new(
+            "store.url",
+            "use sqlite://path/to/file.db or sqlite::memory:",
+        ));
+    }
     if !errors.is_empty() {
         return Err(ConfigErrors(errors));
     }
+    let parts = GatewayParts {
+        dealerships,
+        auth,
+        limits: config.limits.clone(),
+        cursors,
+        cache: ReadCache::new(&config.cache),
+        caller_limits: CallerLimits::new(&config.rate_limits, &config.tokens),
+        metrics,
+        store: None,
+        audit: None,
+    };
     Ok(Runtime {
-        gateway: Gateway::new(dealerships, auth, config.limits.clone(), cursors),
+        parts,
         feeds,
+        store: config.store.clone(),
     })
 }
 
@@ -70,6 +147,7 @@ fn build_dealership(
     index: usize,
     d: &DealershipConfig,
     base: &Path,
+    policies: &BTreeMap<String, Arc<UpstreamPolicy>>,
     feeds: &mut Vec<FeedAdapter>,
     errors: &mut Vec<ConfigError>,
 ) -> Option<Dealership> {
@@ -82,15 +160,22 @@ fn build_dealership(
     let mut routes = BTreeMap::new();
     for (domain, upstream_id) in &d.routes {
         let at = format!("upstreams.{upstream_id}");
-        let Some(upstream) = config.upstreams.get(upstream_id) else {
+        let (Some(upstream), Some(policy)) =
+            (config.upstreams.get(upstream_id), policies.get(upstream_id))
+        else {
             continue;
+        };
+        let instance = UpstreamInstance {
+            name: upstream_id,
+            policy: policy.clone(),
         };
         let built = match upstream {
             UpstreamConfig::Rest(rest) => {
-                RestAdapter::build(context.clone(), rest, base).map(|a| Adapter::Rest(Box::new(a)))
+                RestAdapter::build(&instance, context.clone(), rest, base)
+                    .map(|a| Adapter::Rest(Box::new(a)))
             }
             UpstreamConfig::Feed(feed) => {
-                FeedAdapter::build(context.clone(), feed, base).map(|f| {
+                FeedAdapter::build(&instance, context.clone(), feed, base).map(|f| {
                     feeds.push(f.clone());
                     Adapter::Feed(f)
                 })
@@ -98,7 +183,13 @@ fn build_dealership(
         };
         match built {
             Ok(adapter) if adapter.domains().contains(domain) => {
-                routes.insert(*domain, Arc::new(adapter));
+                routes.insert(
+                    *domain,
+                    Route {
+                        upstream: upstream_id.clone(),
+                        adapter: Arc::new(adapter),
+                    },
+                );
             }
             Ok(_) => errors.push(ConfigError::new(
                 format!("dealerships[{index}].routes.{}", domain.as_str()),

@@ -197,3 +197,20 @@ async fn a_foreign_host_header_is_refused() {
         .unwrap();
     assert_eq!(response.status(), 403);
 }
+
+#[tokio::test]
+async fn browser_origins_must_be_allowed() {
+    let bridge = demo().await;
+    let send = |origin: &'static str| {
+        reqwest::Client::new()
+            .post(&bridge.url)
+            .header("Origin", origin)
+            .header("Authorization", "Bearer demo-token-group")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-06-18")
+            .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }))
+            .send()
+    };
+    assert_eq!(send("https://evil.example").await.unwrap().status(), 403);
+    assert_eq!(send("http://localhost:6274").await.unwrap().status(), 200);
+}

@@ -64,7 +64,7 @@ async fn mount_token(server: &MockServer, times: u64) {
         .await;
 }
 
-async fn mount_fixture_inventory(server: &MockServer, times: u64) {
+async fn mount_fixture_inventory(server: &MockServer, times: impl Into<wiremock::Times>) {
     Mock::given(method("GET"))
         .and(path(INVENTORY_PATH))
         .respond_with(ResponseTemplate::new(200).set_body_raw(fixture(FIXTURE), "application/json"))
@@ -397,7 +397,8 @@ fn assert_chicago_timestamp(value: &Value, vin: &str) {
 async fn maps_fixture_vehicles_to_canonical_fields() {
     let server = MockServer::start().await;
     mount_token(&server, 1).await;
-    mount_fixture_inventory(&server, 9).await;
+    // Identical reads are served from the bridge's cache, so fewer than one request per call.
+    mount_fixture_inventory(&server, 1..=9).await;
     let bridge = with_config(&rest_config(&server.uri(), "")).await;
     let client = connect(&bridge.url, Some("acme-token")).await;
 

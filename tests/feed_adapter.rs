@@ -193,6 +193,8 @@ url = "{server}{feed_path}"
 mapping = "{mapping}"
 refresh_interval = "1s"
 timeout = "2s"
+# A short-lived breaker so a feed that recovers is read again within the test.
+resilience = {{ circuit_breaker = {{ failures = 5, open_for = "500ms" }}, retries = {{ max = 1, base_delay = "10ms", max_delay = "50ms" }} }}
 
 [upstreams.private-feed]
 kind = "feed"

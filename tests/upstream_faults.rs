@@ -6,6 +6,10 @@
 
 mod common;
 
+/// Appended to the upstream table: no retries, and no read cache.
+const SINGLE_ATTEMPT_NO_CACHE: &str =
+    "resilience = { retries = { max = 0 } }\n\n[cache]\nenabled = false\n";
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -82,7 +86,8 @@ async fn count(server: &MockServer, wanted: &str) -> usize {
 }
 
 async fn bridge_for(upstream: &str) -> (Bridge, Client) {
-    let bridge = with_config(&rest_config(upstream, "")).await;
+    // One upstream answer per call: retries and caching are covered by the gateway tests.
+    let bridge = with_config(&rest_config(upstream, SINGLE_ATTEMPT_NO_CACHE)).await;
     let client = connect(&bridge.url, Some("acme-token")).await;
     (bridge, client)
 }

@@ -25,7 +25,35 @@ pub enum AdapterError {
     /// The answer could not be read (not JSON, wrong shape, unreadable feed).
     #[error("upstream answer unreadable: {0}")]
     InvalidResponse(String),
+    /// The circuit breaker is open: the bridge is not calling this upstream for a while.
+    #[error("circuit open for another {retry_after:?}")]
+    CircuitOpen { retry_after: Duration },
+    /// The bridge's own quota for this upstream (the vendor's documented limit) is used up.
+    #[error("upstream quota used up for {retry_after:?}")]
+    QuotaExhausted { retry_after: Duration },
     /// This adapter does not serve the requested domain.
     #[error("not supported by this adapter")]
     Unsupported,
+}
+
+impl AdapterError {
+    /// A short class name for metrics.
+    pub fn class(&self) -> &'static str {
+        match self {
+            Self::Unauthorized { .. } => "unauthorized",
+            Self::RateLimited { .. } => "rate_limited",
+            Self::Unavailable(_) => "unavailable",
+            Self::Timeout => "timeout",
+            Self::Rejected { .. } => "rejected",
+            Self::InvalidResponse(_) => "invalid_response",
+            Self::CircuitOpen { .. } => "circuit_open",
+            Self::QuotaExhausted { .. } => "quota_exhausted",
+            Self::Unsupported => "unsupported",
+        }
+    }
+
+    /// Failures that say the upstream is unhealthy (they trip the circuit breaker).
+    pub fn is_health_failure(&self) -> bool {
+        matches!(self, Self::Unavailable(_) | Self::Timeout)
+    }
 }

@@ -22,6 +22,11 @@ pub struct Reply {
 
 /// Sends `request` and reads the whole body (up to [`MAX_BODY_BYTES`]).
 pub async fn send(request: reqwest::RequestBuilder) -> Result<Reply, AdapterError> {
+    // Continue the caller's trace upstream (W3C trace context).
+    let request = match crate::gateway::trace::TraceContext::current_header() {
+        Some(traceparent) => request.header("traceparent", traceparent),
+        None => request,
+    };
     let mut response = request.send().await.map_err(transport_error)?;
     let status = response.status();
     let headers = response.headers().clone();

@@ -6,6 +6,7 @@ mod error;
 pub mod feed;
 pub mod http;
 pub mod mapping;
+pub mod resilience;
 pub mod rest;
 mod snapshot;
 
@@ -17,10 +18,28 @@ pub use snapshot::{InventorySnapshot, Lookup, SoldUnit, UnitRef};
 
 use crate::model::Domain;
 
+use self::resilience::UpstreamPolicy;
+
+/// An upstream instance being built: its config id and its policy, shared by
+/// every dealership routed to it (one quota per upstream, not per route).
+pub struct UpstreamInstance<'a> {
+    pub name: &'a str,
+    pub policy: Arc<UpstreamPolicy>,
+}
+
 /// What every adapter kind offers the dispatch pipeline.
 pub trait UpstreamAdapter {
     /// Domains this instance can serve.
     fn domains(&self) -> &[Domain];
+
+    /// Quota, retries and circuit breaker of this upstream.
+    fn policy(&self) -> &UpstreamPolicy;
+
+    /// True when reads are answered from a local copy the adapter refreshes
+    /// itself (a feed): the read cache would only delay its updates.
+    fn serves_local_copy(&self) -> bool {
+        false
+    }
 
     /// The dealership's current inventory.
     fn inventory(
@@ -49,6 +68,20 @@ impl UpstreamAdapter for Adapter {
         match self {
             Self::Rest(a) => a.domains(),
             Self::Feed(a) => a.domains(),
+        }
+    }
+
+    fn policy(&self) -> &UpstreamPolicy {
+        match self {
+            Self::Rest(a) => a.policy(),
+            Self::Feed(a) => a.policy(),
+        }
+    }
+
+    fn serves_local_copy(&self) -> bool {
+        match self {
+            Self::Rest(a) => a.serves_local_copy(),
+            Self::Feed(a) => a.serves_local_copy(),
         }
     }
 

@@ -6,6 +6,7 @@
 //! these types, semantic ones (unknown time zone, dangling references) from
 //! `validate`.
 
+mod gateway;
 mod load;
 mod secret;
 mod validate;
@@ -16,6 +17,10 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub use gateway::{
+    BreakerConfig, CacheConfig, Rate, RateLimitsConfig, ResilienceConfig, RetryConfig, StoreConfig,
+    ToolClass,
+};
 pub use load::{ConfigError, ConfigErrors, from_toml_str, load_file};
 pub use secret::{SecretSource, resolve_secret};
 
@@ -30,6 +35,12 @@ pub struct Config {
     pub server: ServerConfig,
     #[serde(default)]
     pub limits: LimitsConfig,
+    #[serde(default)]
+    pub cache: CacheConfig,
+    #[serde(default)]
+    pub rate_limits: RateLimitsConfig,
+    #[serde(default)]
+    pub store: StoreConfig,
     /// The dealerships (rooftops) this bridge serves.
     #[serde(default)]
     pub dealerships: Vec<DealershipConfig>,
@@ -51,7 +62,8 @@ pub struct ServerConfig {
     pub path: String,
     /// `Host` header values accepted (DNS-rebinding guard). Add your public host name here.
     pub allowed_hosts: Vec<String>,
-    /// `Origin` header values accepted from browsers; empty = no Origin check.
+    /// `Origin` header values accepted from browsers (`http://localhost:*` matches any port).
+    /// A request with another Origin gets 403; requests without one (non-browser clients) pass.
     pub allowed_origins: Vec<String>,
     /// Largest request body accepted, in bytes.
     pub max_request_bytes: usize,
@@ -66,7 +78,11 @@ impl Default for ServerConfig {
             listen: "127.0.0.1:8787".into(),
             path: "/mcp".into(),
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
-            allowed_origins: Vec::new(),
+            allowed_origins: vec![
+                "http://localhost:*".into(),
+                "http://127.0.0.1:*".into(),
+                "http://[::1]:*".into(),
+            ],
             max_request_bytes: 1024 * 1024,
             cursor_secret: None,
         }
@@ -85,6 +101,8 @@ pub struct LimitsConfig {
     #[serde(with = "humantime_serde")]
     #[schemars(with = "String")]
     pub call_timeout: Duration,
+    /// Largest serialized result; bigger ones get `request.result_too_large`.
+    pub max_result_bytes: usize,
 }
 
 impl Default for LimitsConfig {
@@ -93,6 +111,7 @@ impl Default for LimitsConfig {
             default_limit: 20,
             max_limit: 100,
             call_timeout: Duration::from_secs(30),
+            max_result_bytes: 4 * 1024 * 1024,
         }
     }
 }
@@ -165,6 +184,9 @@ pub struct RestUpstreamConfig {
     #[serde(default = "default_upstream_timeout", with = "humantime_serde")]
     #[schemars(with = "String")]
     pub timeout: Duration,
+    /// Quota, retries and circuit breaker for this upstream.
+    #[serde(default)]
+    pub resilience: ResilienceConfig,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -181,6 +203,9 @@ pub struct FeedUpstreamConfig {
     #[serde(default = "default_upstream_timeout", with = "humantime_serde")]
     #[schemars(with = "String")]
     pub timeout: Duration,
+    /// Quota, retries and circuit breaker for this upstream.
+    #[serde(default)]
+    pub resilience: ResilienceConfig,
     /// Extra request headers (e.g. an API key), values may use `{secrets.NAME}`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
@@ -207,4 +232,6 @@ pub struct TokenConfig {
     pub dealerships: Vec<String>,
     /// Scopes such as `amcp:inventory:read`.
     pub scopes: Vec<String>,
+    /// This token's own quota over all tools, instead of `rate_limits.per_token`.
+    pub rate_limit: Option<Rate>,
 }

@@ -13,6 +13,8 @@ pub enum ErrorCode {
     AuthUnauthorized,
     AuthForbidden,
     RequestInvalidArguments,
+    RequestResultTooLarge,
+    RateLimited,
     CapabilityUnsupported,
     InventoryVehicleNotFound,
     InventoryVehicleUnavailable,
@@ -25,10 +27,12 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 14] = [
         Self::AuthUnauthorized,
         Self::AuthForbidden,
         Self::RequestInvalidArguments,
+        Self::RequestResultTooLarge,
+        Self::RateLimited,
         Self::CapabilityUnsupported,
         Self::InventoryVehicleNotFound,
         Self::InventoryVehicleUnavailable,
@@ -45,6 +49,8 @@ impl ErrorCode {
             Self::AuthUnauthorized => "auth.unauthorized",
             Self::AuthForbidden => "auth.forbidden",
             Self::RequestInvalidArguments => "request.invalid_arguments",
+            Self::RequestResultTooLarge => "request.result_too_large",
+            Self::RateLimited => "rate_limited",
             Self::CapabilityUnsupported => "capability.unsupported",
             Self::InventoryVehicleNotFound => "inventory.vehicle_not_found",
             Self::InventoryVehicleUnavailable => "inventory.vehicle_unavailable",
@@ -64,6 +70,7 @@ impl ErrorCode {
             Self::UpstreamUnavailable
                 | Self::UpstreamTimeout
                 | Self::UpstreamRateLimited
+                | Self::RateLimited
                 | Self::Internal
         )
     }
@@ -74,7 +81,7 @@ impl ErrorCode {
             Self::RequestInvalidArguments => "SCHEMA_VALIDATION_FAILED",
             Self::InventoryVehicleNotFound => "VEHICLE_NOT_FOUND",
             Self::InventoryVehicleUnavailable => "VEHICLE_UNAVAILABLE",
-            Self::UpstreamRateLimited => "RATE_LIMITED",
+            Self::UpstreamRateLimited | Self::RateLimited => "RATE_LIMITED",
             Self::CapabilityUnsupported => "UNSUPPORTED_SKILL",
             Self::Internal
             | Self::UpstreamUnavailable

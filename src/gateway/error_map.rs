@@ -40,6 +40,12 @@ pub fn from_adapter(e: &AdapterError, dealership: Option<&str>, principal: &str)
             ErrorCode::UpstreamInvalidResponse,
             "The dealer's system answered with data the bridge cannot read. The operator has been told through the logs.",
         ),
+        AdapterError::CircuitOpen { retry_after } => ToolError::new(
+            ErrorCode::UpstreamUnavailable,
+            "The dealer's system has been failing; the bridge is pausing calls to it. Try again later.",
+        )
+        .with_details(json!({ "retry_after_ms": retry_after.as_millis().max(1) as u64 })),
+        AdapterError::QuotaExhausted { retry_after } => crate::gateway::limits::rate_limited("upstream", *retry_after),
         AdapterError::Unsupported => ToolError::new(
             ErrorCode::CapabilityUnsupported,
             "This dealership's system does not offer that operation.",

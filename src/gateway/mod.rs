@@ -1,13 +1,18 @@
-//! The dispatch pipeline: every tool call passes through here, once, in this
-//! order: tool lookup → argument schema → parse → dealership scoping → scope →
-//! semantic validation → handler under a deadline → one error mapper → log.
-//! Cross-cutting behaviour lives here and nowhere else.
+//! The gateway layer: every tool call passes through one dispatch pipeline
+//! (see `pipeline.rs` for the order of steps). Cross-cutting behaviour (auth,
+//! scoping, validation, quotas, cache, deadline, result limits, error mapping,
+//! metrics, audit) lives here and nowhere else.
 
 pub mod auth;
+pub mod cache;
 pub mod cursor;
 pub mod error;
 mod error_map;
+pub mod limits;
+pub mod metrics;
 mod pipeline;
+mod schemas;
+pub mod trace;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,22 +20,33 @@ use std::sync::Arc;
 use chrono_tz::Tz;
 use serde::de::DeserializeOwned;
 
-pub use pipeline::CallError;
+pub use pipeline::{CallError, CallOutcome, Caller};
 
 use self::auth::{Authenticator, Principal};
+use self::cache::ReadCache;
 use self::cursor::CursorCodec;
 use self::error::{ErrorCode, Problems, ToolError};
+use self::limits::CallerLimits;
+use self::metrics::Metrics;
 use crate::adapters::{Adapter, AdapterError};
 use crate::config::LimitsConfig;
 use crate::model::{DealershipProfile, Domain, Money, vin};
+use crate::store::{AuditWriter, Store};
 use crate::tools::ToolId;
+
+/// A domain routed to an upstream instance.
+pub struct Route {
+    /// The upstream's id in the config (for logs, metrics and audit).
+    pub upstream: String,
+    pub adapter: Arc<Adapter>,
+}
 
 /// A dealership as the pipeline sees it: its profile and its upstream routes.
 pub struct Dealership {
     pub profile: DealershipProfile,
     pub timezone: Tz,
     pub anonymous_inventory: bool,
-    pub routes: BTreeMap<Domain, Arc<Adapter>>,
+    pub routes: BTreeMap<Domain, Route>,
 }
 
 impl Dealership {
@@ -48,6 +64,19 @@ impl Dealership {
     }
 }
 
+/// Everything the gateway is built from (see `runtime::build`).
+pub struct GatewayParts {
+    pub dealerships: Vec<Dealership>,
+    pub auth: Authenticator,
+    pub limits: LimitsConfig,
+    pub cursors: CursorCodec,
+    pub cache: ReadCache,
+    pub caller_limits: CallerLimits,
+    pub metrics: Arc<Metrics>,
+    pub store: Option<Store>,
+    pub audit: Option<AuditWriter>,
+}
+
 /// The engine behind every transport. Cheap to clone.
 #[derive(Clone)]
 pub struct Gateway {
@@ -59,27 +88,33 @@ struct Inner {
     auth: Authenticator,
     limits: LimitsConfig,
     cursors: CursorCodec,
-    schemas: pipeline::Schemas,
+    schemas: schemas::Schemas,
+    cache: ReadCache,
+    limits_by_caller: CallerLimits,
+    metrics: Arc<Metrics>,
+    store: Option<Store>,
+    audit: Option<AuditWriter>,
 }
 
 impl Gateway {
-    pub fn new(
-        dealerships: Vec<Dealership>,
-        auth: Authenticator,
-        limits: LimitsConfig,
-        cursors: CursorCodec,
-    ) -> Self {
-        let dealerships = dealerships
+    pub fn new(parts: GatewayParts) -> Self {
+        let dealerships = parts
+            .dealerships
             .into_iter()
             .map(|d| (d.profile.id.clone(), d))
             .collect();
         Self {
             inner: Arc::new(Inner {
                 dealerships,
-                auth,
-                limits,
-                cursors,
-                schemas: pipeline::Schemas::compile(),
+                auth: parts.auth,
+                limits: parts.limits,
+                cursors: parts.cursors,
+                schemas: schemas::Schemas::compile(),
+                cache: parts.cache,
+                limits_by_caller: parts.caller_limits,
+                metrics: parts.metrics,
+                store: parts.store,
+                audit: parts.audit,
             }),
         }
     }
@@ -102,6 +137,19 @@ impl Gateway {
 
     pub fn limits(&self) -> &LimitsConfig {
         &self.inner.limits
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    pub fn store(&self) -> Option<&Store> {
+        self.inner.store.as_ref()
+    }
+
+    /// Retires cached reads of `domain` at `dealership`; write tools call this.
+    pub fn invalidate(&self, dealership: &str, domain: Domain) {
+        self.inner.cache.invalidate(dealership, domain);
     }
 }
 
@@ -133,7 +181,7 @@ impl<'a> ToolContext<'a> {
         dealership
             .routes
             .get(&domain)
-            .map(|a| a.as_ref())
+            .map(|r| r.adapter.as_ref())
             .ok_or_else(|| unsupported(domain))
     }
 

@@ -1,15 +1,27 @@
-//! The ordered steps every call goes through.
+//! The ordered steps every call goes through: tool lookup → argument schema →
+//! parse → dealership scoping → scope → capability → semantic validation →
+//! caller rate limits → read cache (single flight) → handler under a deadline →
+//! result size limit → metrics, log line and audit record.
 
-use std::collections::BTreeMap;
 use std::future::Future;
+use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::Instant;
 
-use rmcp::model::{JsonObject, Tool};
+use chrono::Utc;
+use rmcp::model::JsonObject;
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use super::auth::Principal;
+use super::cache::CacheInfo;
 use super::error::{ErrorCode, Problems, ToolError};
+use super::limits::rate_limited;
+use super::metrics::{CacheLabels, CacheResult, RateLimitLabels};
+use super::trace::{CURRENT, TraceContext};
 use super::{Check, Gateway, ToolArgs, ToolContext};
+use crate::adapters::UpstreamAdapter;
+use crate::store::{AuditRecord, argument_shape};
 use crate::tools::{ToolId, dealership, inventory};
 
 /// A call that could not become a tool result.
@@ -19,99 +31,121 @@ pub enum CallError {
     UnknownTool,
 }
 
-/// Compiled input-schema validators, one per tool.
-pub(super) struct Schemas {
-    validators: BTreeMap<ToolId, jsonschema::Validator>,
-    definitions: BTreeMap<ToolId, Tool>,
+/// Who is calling, from where, under which trace.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub principal: Arc<Principal>,
+    /// Client address (HTTP), for anonymous quotas.
+    pub client_ip: Option<IpAddr>,
+    pub trace: TraceContext,
 }
 
-impl Schemas {
-    pub(super) fn compile() -> Self {
-        let mut validators = BTreeMap::new();
-        let mut definitions = BTreeMap::new();
-        for tool in ToolId::ALL {
-            let schema = Value::Object((*tool.input_schema()).clone());
-            match jsonschema::validator_for(&schema) {
-                Ok(v) => {
-                    validators.insert(tool, v);
-                }
-                // Only reachable if a derived schema were invalid; the tools-list snapshot test guards this.
-                Err(e) => {
-                    tracing::error!(tool = tool.name(), error = %e, "Input schema does not compile.")
-                }
-            }
-            definitions.insert(tool, tool.definition());
-        }
-        Self {
-            validators,
-            definitions,
-        }
-    }
+/// A finished call.
+#[derive(Debug)]
+pub struct CallOutcome {
+    pub result: Result<Value, ToolError>,
+    /// Present when the result went through the read cache.
+    pub cache: Option<CacheInfo>,
+    pub trace_id: String,
+}
+
+/// What the pipeline learned along the way, for the audit record.
+#[derive(Default)]
+struct Facts {
+    dealership: Option<String>,
+    adapter: Option<String>,
+    cache: Option<CacheInfo>,
 }
 
 impl Gateway {
-    /// Tools this principal can call somewhere: its scopes cover them and at
-    /// least one of its dealerships routes their domain.
-    pub fn visible_tools(&self, principal: &Principal) -> Vec<Tool> {
-        ToolId::ALL
-            .into_iter()
-            .filter(|tool| self.is_visible(*tool, principal))
-            .filter_map(|tool| self.inner.schemas.definitions.get(&tool).cloned())
-            .collect()
-    }
-
-    pub fn tool_definition(&self, name: &str) -> Option<Tool> {
-        ToolId::from_name(name).and_then(|t| self.inner.schemas.definitions.get(&t).cloned())
-    }
-
-    fn is_visible(&self, tool: ToolId, principal: &Principal) -> bool {
-        if tool.scope().is_some_and(|s| !principal.has_scope(s)) {
-            return false;
-        }
-        let usable = self
-            .dealerships()
-            .filter(|d| principal.may_use(&d.profile.id));
-        match tool.domain() {
-            None => self.dealerships().any(|d| principal.may_use(&d.profile.id)),
-            Some(domain) => usable
-                .filter(|d| !principal.anonymous || d.anonymous_inventory)
-                .any(|d| d.routes.contains_key(&domain)),
-        }
-    }
-
     /// Runs one tool call through the whole pipeline.
     pub async fn call_tool(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         name: &str,
         arguments: Option<JsonObject>,
-    ) -> Result<Result<Value, ToolError>, CallError> {
+    ) -> Result<CallOutcome, CallError> {
         let tool = ToolId::from_name(name).ok_or(CallError::UnknownTool)?;
         let started = Instant::now();
         let args = Value::Object(arguments.unwrap_or_default());
-        let outcome = match tool {
-            ToolId::DealershipList => self.run(tool, principal, args, dealership::list).await,
-            ToolId::DealershipGet => self.run(tool, principal, args, dealership::get).await,
-            ToolId::InventorySearch => self.run(tool, principal, args, inventory::search).await,
-            ToolId::InventoryGet => self.run(tool, principal, args, inventory::get).await,
-            ToolId::InventoryFacets => self.run(tool, principal, args, inventory::facets).await,
+        let shape = argument_shape(&args);
+        let span = tracing::info_span!("tool_call", trace_id = %caller.trace, tool = tool.name());
+        let (result, facts) = CURRENT
+            .scope(
+                caller.trace.clone(),
+                self.dispatch(tool, caller, args).instrument(span.clone()),
+            )
+            .await;
+        let elapsed = started.elapsed();
+        let outcome = result.as_ref().err().map_or("ok", |e| e.code.as_str());
+        self.inner
+            .metrics
+            .record_call(tool.name(), outcome, elapsed);
+        span.in_scope(|| {
+            tracing::info!(principal = %caller.principal.name, dealership = facts.dealership.as_deref(), outcome,
+                cache_hit = facts.cache.is_some_and(|c| c.hit), latency_us = elapsed.as_micros() as u64, "Tool call.");
+        });
+        if let Some(audit) = &self.inner.audit {
+            audit
+                .record(AuditRecord {
+                    at: Utc::now(),
+                    trace_id: caller.trace.trace_id.clone(),
+                    principal: caller.principal.name.to_string(),
+                    dealership: facts.dealership.clone(),
+                    tool: tool.name().to_owned(),
+                    adapter: facts.adapter.clone(),
+                    outcome: outcome.to_owned(),
+                    latency_us: elapsed.as_micros() as u64,
+                    cache_hit: facts.cache.is_some_and(|c| c.hit),
+                    arg_shape: shape,
+                })
+                .await;
+        }
+        Ok(CallOutcome {
+            result,
+            cache: facts.cache,
+            trace_id: caller.trace.trace_id.clone(),
+        })
+    }
+
+    async fn dispatch(
+        &self,
+        tool: ToolId,
+        caller: &Caller,
+        args: Value,
+    ) -> (Result<Value, ToolError>, Facts) {
+        let mut facts = Facts::default();
+        let result = match tool {
+            ToolId::DealershipList => {
+                self.run(tool, caller, args, &mut facts, dealership::list)
+                    .await
+            }
+            ToolId::DealershipGet => {
+                self.run(tool, caller, args, &mut facts, dealership::get)
+                    .await
+            }
+            ToolId::InventorySearch => {
+                self.run(tool, caller, args, &mut facts, inventory::search)
+                    .await
+            }
+            ToolId::InventoryGet => {
+                self.run(tool, caller, args, &mut facts, inventory::get)
+                    .await
+            }
+            ToolId::InventoryFacets => {
+                self.run(tool, caller, args, &mut facts, inventory::facets)
+                    .await
+            }
         };
-        let code = outcome.as_ref().err().map(|e| e.code.as_str());
-        tracing::info!(
-            tool = tool.name(),
-            principal = %principal.name,
-            outcome = code.unwrap_or("ok"),
-            latency_us = started.elapsed().as_micros() as u64,
-            "Tool call."
-        );
-        Ok(outcome)
+        (result, facts)
     }
 
     async fn run<'a, A, F, Fut>(
         &'a self,
         tool: ToolId,
-        principal: &'a Principal,
+        caller: &'a Caller,
         args: Value,
+        facts: &mut Facts,
         handler: F,
     ) -> Result<Value, ToolError>
     where
@@ -119,12 +153,19 @@ impl Gateway {
         F: FnOnce(ToolContext<'a>, A) -> Fut,
         Fut: Future<Output = Result<Value, ToolError>>,
     {
+        let principal = caller.principal.as_ref();
         self.check_schema(tool, &args)?;
+        // serde_json objects keep keys sorted, so this is canonical.
+        let canonical = tool.cacheable().then(|| args.to_string());
         let parsed: A = serde_json::from_value(args).map_err(|e| {
             // The schema accepted it, so this is a gap between schema and type: say where, keep it generic.
-            tracing::warn!(tool = tool.name(), error = %e, "Arguments passed the schema but not the parser.");
-            ToolError::invalid_arguments(vec![super::error::Problem { pointer: String::new(), message: "arguments do not match the tool's schema".into() }])
+            tracing::warn!(error = %e, "Arguments passed the schema but not the parser.");
+            ToolError::invalid_arguments(vec![super::error::Problem {
+                pointer: String::new(),
+                message: "arguments do not match the tool's schema".into(),
+            }])
         })?;
+        facts.dealership = parsed.dealership_id().map(str::to_owned);
         let dealership = match parsed.dealership_id() {
             Some(id) => Some(self.authorize(principal, id, tool)?),
             None => None,
@@ -138,10 +179,16 @@ impl Gateway {
             )
             .with_details(json!({ "required_scope": scope.as_str() })));
         }
-        if let (Some(domain), Some(d)) = (tool.domain(), dealership)
-            && !d.routes.contains_key(&domain)
-        {
-            return Err(super::unsupported(domain));
+        let mut cache_ttl = None;
+        if let (Some(domain), Some(d)) = (tool.domain(), dealership) {
+            let route = d
+                .routes
+                .get(&domain)
+                .ok_or_else(|| super::unsupported(domain))?;
+            facts.adapter = Some(route.upstream.clone());
+            if tool.cacheable() && !route.adapter.serves_local_copy() {
+                cache_ttl = self.inner.cache.ttl(domain);
+            }
         }
         let mut check = Check {
             problems: Problems::default(),
@@ -150,30 +197,79 @@ impl Gateway {
         };
         parsed.validate(&mut check);
         check.problems.into_result()?;
+        if let Err((scope, wait)) =
+            self.inner
+                .limits_by_caller
+                .check(principal, caller.client_ip, tool.class())
+        {
+            self.inner
+                .metrics
+                .rate_limited
+                .get_or_create(&RateLimitLabels {
+                    scope: scope.as_str(),
+                })
+                .inc();
+            return Err(rate_limited(scope.as_str(), wait));
+        }
         let ctx = ToolContext {
             gateway: self,
             principal,
             dealership,
         };
-        match tokio::time::timeout(self.limits().call_timeout, handler(ctx, parsed)).await {
-            Ok(result) => result,
-            Err(_) => Err(ToolError::new(
-                ErrorCode::UpstreamTimeout,
-                "The call took longer than the bridge allows. Try again, or narrow the request.",
-            )),
-        }
+        let deadline = self.limits().call_timeout;
+        let work = async move {
+            tokio::time::timeout(deadline, handler(ctx, parsed)).await.unwrap_or_else(|_| {
+                Err(ToolError::new(ErrorCode::UpstreamTimeout, "The call took longer than the bridge allows. Try again, or narrow the request."))
+            })
+        };
+        let (value, size) = match (cache_ttl, canonical, tool.domain(), dealership) {
+            (Some(ttl), Some(canonical), Some(domain), Some(d)) => {
+                let key = self
+                    .inner
+                    .cache
+                    .key(&d.profile.id, domain, tool.name(), &canonical);
+                let (entry, info) = self.inner.cache.get_or_compute(key, ttl, work).await?;
+                let result = if info.hit {
+                    CacheResult::Hit
+                } else {
+                    CacheResult::Miss
+                };
+                self.inner
+                    .metrics
+                    .cache
+                    .get_or_create(&CacheLabels {
+                        tool: tool.name(),
+                        result,
+                    })
+                    .inc();
+                facts.cache = Some(info);
+                (entry.value.clone(), entry.size)
+            }
+            _ => {
+                let value = work.await?;
+                let size = serde_json::to_vec(&value)
+                    .map(|v| v.len())
+                    .unwrap_or(usize::MAX);
+                (value, size)
+            }
+        };
+        self.check_size(size)?;
+        Ok(value)
     }
 
-    /// Every schema problem at once, each with a JSON pointer into the arguments.
-    fn check_schema(&self, tool: ToolId, args: &Value) -> Result<(), ToolError> {
-        let Some(validator) = self.inner.schemas.validators.get(&tool) else {
-            return Err(ToolError::internal());
-        };
-        let mut problems = Problems::default();
-        for error in validator.iter_errors(args) {
-            collect(&error, &mut problems);
+    fn check_size(&self, size: usize) -> Result<(), ToolError> {
+        let max = self.limits().max_result_bytes;
+        if size <= max {
+            return Ok(());
         }
-        problems.into_result()
+        Err(ToolError::new(
+            ErrorCode::RequestResultTooLarge,
+            "The result is larger than the bridge returns at once.",
+        )
+        .with_details(json!({ "max_bytes": max, "size_bytes": size }))
+        .with_hint(
+            "Ask for fewer items (a lower limit) or narrow the filters, and page with the cursor.",
+        ))
     }
 
     /// Scoping: the caller may use this dealership. Unknown and forbidden look
@@ -205,51 +301,5 @@ impl Gateway {
                 "List the dealerships your token may use.",
             )),
         }
-    }
-}
-
-/// Optional fields are `anyOf [T, null]` in the schema; when a value fails such
-/// a field, report the problems inside `T` (precise pointers) rather than a
-/// vague "matches none of" at the parent.
-fn collect(error: &jsonschema::ValidationError<'_>, problems: &mut Problems) {
-    if let jsonschema::error::ValidationErrorKind::AnyOf { context } = error.kind() {
-        let meaningful: Vec<_> = context
-            .iter()
-            .filter(|branch| !branch.iter().all(is_null_type_error))
-            .collect();
-        if let [branch] = meaningful.as_slice() {
-            for inner in branch.iter() {
-                collect(inner, problems);
-            }
-            return;
-        }
-    }
-    problems.push(error.instance_path().to_string(), describe(error));
-}
-
-fn is_null_type_error(error: &jsonschema::ValidationError<'_>) -> bool {
-    use jsonschema::error::{TypeKind, ValidationErrorKind as K};
-    matches!(error.kind(), K::Type { kind: TypeKind::Single(t) } if t.to_string() == "null")
-}
-
-fn describe(error: &jsonschema::ValidationError<'_>) -> String {
-    use jsonschema::error::ValidationErrorKind as K;
-    match error.kind() {
-        K::AdditionalProperties { unexpected } => {
-            format!("unknown field(s): {}", unexpected.join(", "))
-        }
-        K::Required { property } => format!("missing required field {property}"),
-        // The default text quotes the offending value; keep messages free of caller data.
-        K::Type { kind } => format!("wrong type: expected {kind:?}")
-            .replace("Single(", "")
-            .replace(')', "")
-            .to_lowercase(),
-        K::Enum { options } => format!("must be one of {options}"),
-        K::Minimum { limit } => format!("must be at least {limit}"),
-        K::Maximum { limit } => format!("must be at most {limit}"),
-        K::MinLength { limit } => format!("must have at least {limit} characters"),
-        K::MaxLength { limit } => format!("must have at most {limit} characters"),
-        K::Pattern { pattern } => format!("must match {pattern}"),
-        _ => "does not match the schema".into(),
     }
 }

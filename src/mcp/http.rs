@@ -1,11 +1,13 @@
 //! Streamable HTTP: rmcp's tower service under axum, stateless with JSON
-//! answers, behind a bearer-token layer that decides who the caller is.
+//! answers, behind a bearer-token layer that decides who the caller is; plus
+//! the operator endpoints `/healthz`, `/readyz` and `/metrics`.
 
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -16,7 +18,10 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::McpServer;
+use crate::adapters::UpstreamAdapter;
 use crate::gateway::Gateway;
+use crate::gateway::auth::Principal;
+use crate::gateway::trace::TraceContext;
 
 /// What the HTTP layer needs from config.
 #[derive(Debug, Clone)]
@@ -27,8 +32,18 @@ pub struct HttpSettings {
     pub max_request_bytes: usize,
 }
 
-/// The router: MCP at `settings.path`, plus `/healthz`.
-pub fn router(gateway: Gateway, settings: &HttpSettings, cancel: CancellationToken) -> Router {
+/// The caller as the HTTP layer resolved it, handed to the MCP handler.
+#[derive(Debug, Clone)]
+pub struct HttpCaller {
+    pub principal: Arc<Principal>,
+    pub client_ip: Option<IpAddr>,
+    /// From the `traceparent` header, if valid.
+    pub trace: Option<TraceContext>,
+}
+
+/// The router: MCP at `settings.path`, plus `/healthz`, `/readyz`, `/metrics`.
+/// `mcp_cancel` ends rmcp's work; cancel it only after the server has drained.
+pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: CancellationToken) -> Router {
     let service_gateway = gateway.clone();
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -36,18 +51,27 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, cancel: CancellationTok
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_allowed_hosts(settings.allowed_hosts.clone())
         .with_allowed_origins(settings.allowed_origins.clone())
+        // An empty list refuses every browser Origin rather than switching the check off.
+        .enforce_origin_validation()
         .with_max_request_body_bytes(settings.max_request_bytes)
-        .with_cancellation_token(cancel.child_token());
+        .with_cancellation_token(mcp_cancel);
     let mcp = StreamableHttpService::new(
         move || Ok(McpServer::new(service_gateway.clone(), None)),
         Arc::new(NeverSessionManager::default()),
         config,
     );
-    let mcp = Router::new()
-        .nest_service(&settings.path, mcp)
-        .layer(middleware::from_fn_with_state(gateway, authenticate));
+    let mcp =
+        Router::new()
+            .nest_service(&settings.path, mcp)
+            .layer(middleware::from_fn_with_state(
+                gateway.clone(),
+                authenticate,
+            ));
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(gateway)
         .merge(mcp)
 }
 
@@ -72,13 +96,24 @@ async fn authenticate(
             None => None,
         },
     };
-    match principal {
-        Some(p) => {
-            request.extensions_mut().insert(p);
-            next.run(request).await
-        }
-        None => unauthorized(request.headers().contains_key(header::AUTHORIZATION)),
-    }
+    let Some(principal) = principal else {
+        return unauthorized(request.headers().contains_key(header::AUTHORIZATION));
+    };
+    let client_ip = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    let trace = request
+        .headers()
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok())
+        .and_then(TraceContext::from_traceparent);
+    request.extensions_mut().insert(HttpCaller {
+        principal,
+        client_ip,
+        trace,
+    });
+    next.run(request).await
 }
 
 fn unauthorized(token_presented: bool) -> Response {
@@ -94,4 +129,50 @@ fn unauthorized(token_presented: bool) -> Response {
         HeaderValue::from_static(challenge),
     );
     response
+}
+
+/// Ready when the store answers; upstream circuits are reported but an
+/// unhealthy dealer system does not take the whole bridge out of rotation.
+async fn readyz(State(gateway): State<Gateway>) -> Response {
+    let store = match gateway.store() {
+        None => "not configured",
+        Some(store) => match store.ping().await {
+            Ok(()) => "ok",
+            Err(e) => {
+                tracing::warn!(error = %e, "Store is not answering.");
+                "error"
+            }
+        },
+    };
+    let mut upstreams = serde_json::Map::new();
+    for dealership in gateway.dealerships() {
+        for route in dealership.routes.values() {
+            upstreams.insert(
+                route.upstream.clone(),
+                json!(route.adapter.policy().circuit().as_str()),
+            );
+        }
+    }
+    let status = if store == "error" {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    (
+        status,
+        axum::Json(json!({ "store": store, "upstreams": upstreams })),
+    )
+        .into_response()
+}
+
+async fn metrics(State(gateway): State<Gateway>) -> Response {
+    let body = gateway.metrics().encode();
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        body,
+    )
+        .into_response()
 }

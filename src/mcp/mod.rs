@@ -10,16 +10,17 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, Tool,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    RequestMetaObject, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::gateway::auth::Principal;
-use crate::gateway::{CallError, Gateway};
+use crate::gateway::trace::TraceContext;
+use crate::gateway::{CallError, CallOutcome, Caller, Gateway};
 use crate::tools::{TOOLSET_VERSION, ToolId};
 
 const INSTRUCTIONS: &str = "dms-bridge gives one canonical tool surface over car dealerships' systems. \
@@ -46,13 +47,39 @@ impl McpServer {
 
     /// The caller: fixed on stdio, or put in the request by the HTTP auth layer.
     fn principal(&self, ctx: &RequestContext<RoleServer>) -> Result<Arc<Principal>, McpError> {
-        if let Some(p) = &self.fixed_principal {
-            return Ok(p.clone());
+        self.caller(ctx, None).map(|c| c.principal)
+    }
+
+    /// The caller and its trace: `_meta.traceparent` wins over the HTTP header.
+    fn caller(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        meta: Option<&RequestMetaObject>,
+    ) -> Result<Caller, McpError> {
+        let from_meta = meta
+            .and_then(|m| m.0.0.get("traceparent"))
+            .and_then(|v| v.as_str())
+            .and_then(TraceContext::from_traceparent);
+        if let Some(principal) = &self.fixed_principal {
+            return Ok(Caller {
+                principal: principal.clone(),
+                client_ip: None,
+                trace: from_meta.unwrap_or_else(TraceContext::generate),
+            });
         }
-        ctx.extensions
+        let http = ctx
+            .extensions
             .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Arc<Principal>>().cloned())
-            .ok_or_else(|| McpError::invalid_request("no authenticated caller", None))
+            .and_then(|parts| parts.extensions.get::<http::HttpCaller>().cloned())
+            .ok_or_else(|| McpError::invalid_request("no authenticated caller", None))?;
+        let trace = from_meta
+            .or(http.trace)
+            .unwrap_or_else(TraceContext::generate);
+        Ok(Caller {
+            principal: http.principal,
+            client_ip: http.client_ip,
+            trace,
+        })
     }
 }
 
@@ -137,8 +164,8 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let principal = self.principal(&ctx)?;
-        resources::read(&self.gateway, &principal, &request.uri)
+        let caller = self.caller(&ctx, request.meta.as_ref())?;
+        resources::read(&self.gateway, &caller, &request.uri)
             .await
             .map(Into::into)
     }
@@ -152,18 +179,38 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let principal = self.principal(&ctx)?;
+        let caller = self.caller(&ctx, request.meta.as_ref())?;
         match self
             .gateway
-            .call_tool(&principal, &request.name, request.arguments)
+            .call_tool(&caller, &request.name, request.arguments)
             .await
         {
-            Ok(Ok(value)) => Ok(CallToolResult::structured(value).into()),
-            Ok(Err(error)) => Ok(CallToolResult::structured_error(error.to_json()).into()),
+            Ok(outcome) => Ok(result_of(outcome).into()),
             Err(CallError::UnknownTool) => Err(McpError::invalid_params(
                 format!("Unknown tool: {}", request.name),
                 Some(json!({ "error": { "code": "request.unknown_tool", "retryable": false } })),
             )),
         }
     }
+}
+
+/// The MCP result: structured content, plus `_meta` saying how fresh it is.
+fn result_of(outcome: CallOutcome) -> CallToolResult {
+    let result = match outcome.result {
+        Ok(value) => CallToolResult::structured(value),
+        Err(error) => CallToolResult::structured_error(error.to_json()),
+    };
+    let mut meta = JsonObject::new();
+    meta.insert("io.dms-bridge/trace_id".into(), json!(outcome.trace_id));
+    if let Some(cache) = outcome.cache {
+        meta.insert(
+            "io.dms-bridge/cache".into(),
+            json!({
+                "hit": cache.hit,
+                "stored_at": cache.stored_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                "age_ms": cache.age.as_millis() as u64,
+            }),
+        );
+    }
+    result.with_meta(Some(MetaObject(meta)))
 }

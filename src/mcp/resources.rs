@@ -8,9 +8,9 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use serde_json::{Value, json};
 
-use crate::gateway::Gateway;
 use crate::gateway::auth::Principal;
 use crate::gateway::error::ErrorCode;
+use crate::gateway::{Caller, Gateway};
 
 const SCHEME: &str = "dms://dealerships/";
 const JSON: &str = "application/json";
@@ -49,7 +49,7 @@ pub fn list(gateway: &Gateway, principal: &Principal) -> Vec<Resource> {
 /// Reads a resource by URI through the tool it mirrors.
 pub async fn read(
     gateway: &Gateway,
-    principal: &Principal,
+    caller: &Caller,
     uri: &str,
 ) -> Result<ReadResourceResult, McpError> {
     let (tool, args) = parse(uri)
@@ -58,10 +58,10 @@ pub async fn read(
         return Err(McpError::internal_error("resource arguments", None));
     };
     let outcome = gateway
-        .call_tool(principal, tool, Some(args))
+        .call_tool(caller, tool, Some(args))
         .await
         .map_err(|_| McpError::internal_error("resource tool missing", None))?;
-    match outcome {
+    match outcome.result {
         Ok(value) => {
             let text = serde_json::to_string(&value)
                 .map_err(|_| McpError::internal_error("serialization", None))?;

@@ -11,6 +11,7 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde_json::Value;
 
+use crate::config::ToolClass;
 use crate::gateway::auth::Scope;
 use crate::model::Domain;
 
@@ -70,6 +71,20 @@ impl ToolId {
             Domain::Service => Scope::ServiceRead,
             Domain::Deals => Scope::DealsRead,
         })
+    }
+
+    /// The quota class: every v1 tool reads.
+    pub fn class(self) -> ToolClass {
+        ToolClass::Read
+    }
+
+    /// Read-only, idempotent tools that reach an upstream are worth caching;
+    /// dealership tools are answered from configuration already.
+    pub fn cacheable(self) -> bool {
+        let a = self.annotations();
+        a.read_only_hint == Some(true)
+            && a.idempotent_hint == Some(true)
+            && a.open_world_hint == Some(true)
     }
 
     pub fn title(self) -> &'static str {

@@ -22,6 +22,7 @@ pub type Client = RunningService<RoleClient, ()>;
 pub struct Bridge {
     pub url: String,
     pub addr: SocketAddr,
+    pub gateway: dms_bridge::gateway::Gateway,
     pub mocks: Option<MockUpstreams>,
     cancel: CancellationToken,
 }
@@ -50,30 +51,37 @@ pub async fn with_config(toml: &str) -> Bridge {
 }
 
 async fn start(toml: &str, cancel: CancellationToken) -> Bridge {
-    let config = from_toml_str(toml).unwrap_or_else(|e| panic!("config: {e}"));
+    let mut config = from_toml_str(toml).unwrap_or_else(|e| panic!("config: {e}"));
+    if !toml.contains("[store]") {
+        config.store.url = "sqlite::memory:".into();
+    }
     let runtime =
         runtime::build(&config, std::path::Path::new(".")).unwrap_or_else(|e| panic!("build: {e}"));
-    runtime.start(&cancel);
+    let started = runtime.start(&cancel).await.expect("store");
     let settings = HttpSettings {
         path: config.server.path.clone(),
         allowed_hosts: config.server.allowed_hosts.clone(),
         allowed_origins: config.server.allowed_origins.clone(),
         max_request_bytes: config.server.max_request_bytes,
     };
-    let app = router(runtime.gateway.clone(), &settings, cancel.clone());
+    let app = router(started.gateway.clone(), &settings, cancel.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = cancel.clone();
     tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await
-            .unwrap();
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move { stop.cancelled().await })
+        .await
+        .unwrap();
     });
     Bridge {
         url: format!("http://{addr}{}", config.server.path),
         addr,
         mocks: None,
+        gateway: started.gateway,
         cancel,
     }
 }

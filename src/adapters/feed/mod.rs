@@ -19,9 +19,12 @@ pub use parse::parse_rows;
 
 use super::http::{self, status_error};
 use super::mapping::{MapContext, MappedUnit, VehicleMapping, map_vehicle};
+use super::resilience::UpstreamPolicy;
 use super::rest::DealershipContext;
 use super::rest::template::{Template, TemplateContext};
-use super::{AdapterError, InventorySnapshot, SoldUnit, UpstreamAdapter, catalog};
+use super::{
+    AdapterError, InventorySnapshot, SoldUnit, UpstreamAdapter, UpstreamInstance, catalog,
+};
 use crate::config::{FeedUpstreamConfig, resolve_secret};
 use crate::model::Domain;
 
@@ -32,6 +35,7 @@ pub struct FeedAdapter {
 }
 
 struct Inner {
+    policy: Arc<UpstreamPolicy>,
     http: reqwest::Client,
     url: String,
     headers: Vec<(HeaderName, String)>,
@@ -54,6 +58,7 @@ struct FeedState {
 
 impl FeedAdapter {
     pub fn build(
+        upstream: &UpstreamInstance<'_>,
         dealership: DealershipContext,
         config: &FeedUpstreamConfig,
         base: &Path,
@@ -114,6 +119,7 @@ impl FeedAdapter {
             return Err(errors);
         }
         let inner = Inner {
+            policy: upstream.policy.clone(),
             http,
             url: config.url.clone(),
             headers,
@@ -154,25 +160,23 @@ impl FeedAdapter {
             let state = self.inner.state.read().await;
             (state.etag.clone(), state.last_modified.clone())
         };
-        let mut request = self.inner.http.get(&self.inner.url);
-        for (name, value) in &self.inner.headers {
-            request = request.header(name, value);
-        }
-        if let Some(etag) = &etag {
-            request = request.header(IF_NONE_MATCH, etag);
-        }
-        if let Some(lm) = &last_modified {
-            request = request.header(IF_MODIFIED_SINCE, lm);
-        }
         let fetched_at = Utc::now();
-        let reply = http::send(request).await?;
-        if reply.status == StatusCode::NOT_MODIFIED
-            && let Some(snapshot) = self.inner.state.read().await.snapshot.clone()
-        {
-            return Ok(snapshot);
-        }
-        if !reply.status.is_success() {
-            return Err(status_error(reply.status, &reply.headers, None));
+        let reply = self
+            .inner
+            .policy
+            .run(true, || {
+                self.fetch(etag.as_deref(), last_modified.as_deref())
+            })
+            .await?;
+        if reply.status == StatusCode::NOT_MODIFIED {
+            return self
+                .inner
+                .state
+                .read()
+                .await
+                .snapshot
+                .clone()
+                .ok_or_else(|| AdapterError::InvalidResponse("304 without a copy".into()));
         }
         let header = |name| {
             reply
@@ -189,6 +193,30 @@ impl FeedAdapter {
             .apply_rows(&rows, verified_at, fetched_at, new_etag, new_last_modified)
             .await?;
         Ok(snapshot)
+    }
+
+    /// One conditional GET; anything but 2xx or 304 is an error (and may be retried).
+    async fn fetch(
+        &self,
+        etag: Option<&str>,
+        last_modified: Option<&str>,
+    ) -> Result<http::Reply, AdapterError> {
+        let mut request = self.inner.http.get(&self.inner.url);
+        for (name, value) in &self.inner.headers {
+            request = request.header(name, value);
+        }
+        if let Some(etag) = etag {
+            request = request.header(IF_NONE_MATCH, etag);
+        }
+        if let Some(lm) = last_modified {
+            request = request.header(IF_MODIFIED_SINCE, lm);
+        }
+        let reply = http::send(request).await?;
+        if reply.status.is_success() || reply.status == StatusCode::NOT_MODIFIED {
+            Ok(reply)
+        } else {
+            Err(status_error(reply.status, &reply.headers, None))
+        }
     }
 
     /// Refuses answers that parse as CSV but are not this feed: a one-line HTML
@@ -308,6 +336,14 @@ fn verified_at(last_modified: Option<&str>, fetched_at: DateTime<Utc>) -> DateTi
 impl UpstreamAdapter for FeedAdapter {
     fn domains(&self) -> &[Domain] {
         &[Domain::Inventory]
+    }
+
+    fn policy(&self) -> &UpstreamPolicy {
+        &self.inner.policy
+    }
+
+    fn serves_local_copy(&self) -> bool {
+        true
     }
 
     async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {

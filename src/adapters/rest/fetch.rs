@@ -65,7 +65,17 @@ impl RestAdapter {
     }
 
     /// One request, with one token refresh if the upstream says the token is stale.
+    /// One logical request under the upstream's policy (quota, retries, breaker).
     async fn call(
+        &self,
+        op: &Operation,
+        params: &[(String, String)],
+    ) -> Result<Value, AdapterError> {
+        self.policy.run(true, || self.call_once(op, params)).await
+    }
+
+    /// One attempt, with one token refresh if the upstream says the token is stale.
+    async fn call_once(
         &self,
         op: &Operation,
         params: &[(String, String)],

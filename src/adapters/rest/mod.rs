@@ -17,7 +17,8 @@ use self::auth::{OAuthClient, UpstreamAuth};
 use self::profile::{AuthSpec, ErrorSpec, OperationSpec, Profile};
 use self::template::{Template, TemplateContext};
 use super::mapping::{ValuePath, VehicleMapping};
-use super::{AdapterError, InventorySnapshot, UpstreamAdapter, catalog};
+use super::resilience::UpstreamPolicy;
+use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance, catalog};
 use crate::config::{RestUpstreamConfig, resolve_secret};
 use crate::model::Domain;
 
@@ -31,6 +32,7 @@ pub struct DealershipContext {
 
 /// A built REST upstream for one dealership.
 pub struct RestAdapter {
+    policy: Arc<UpstreamPolicy>,
     http: reqwest::Client,
     base_url: String,
     profile_name: String,
@@ -62,6 +64,7 @@ impl RestAdapter {
     /// Builds the adapter: reads the profile and mapping, resolves secrets and
     /// compiles templates. No network I/O happens here.
     pub fn build(
+        upstream: &UpstreamInstance<'_>,
         dealership: DealershipContext,
         config: &RestUpstreamConfig,
         base: &Path,
@@ -129,6 +132,7 @@ impl RestAdapter {
             return Err(errors);
         }
         Ok(Self {
+            policy: upstream.policy.clone(),
             http,
             base_url: config.base_url.trim_end_matches('/').to_owned(),
             profile_name: profile.name.clone(),
@@ -274,6 +278,10 @@ fn compile_errors(spec: &ErrorSpec, errors: &mut Vec<String>) -> CompiledErrors 
 impl UpstreamAdapter for RestAdapter {
     fn domains(&self) -> &[Domain] {
         &self.domains
+    }
+
+    fn policy(&self) -> &UpstreamPolicy {
+        &self.policy
     }
 
     async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {

@@ -162,8 +162,16 @@ pub struct FacetsArgs {
 /// How many matching vehicles have a given value.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FacetCount {
-    pub value: serde_json::Value,
+    pub value: FacetValue,
     pub count: u64,
+}
+
+/// A facet value: text (make, body, …) or a number (year).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum FacetValue {
+    Text(String),
+    Number(i64),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]

@@ -6,11 +6,9 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-
 use super::args::{
-    FacetCount, FacetsResult, Filters, MileageRange, MoneyRange, Sort, SortField, SortOrder,
-    YearRange,
+    FacetCount, FacetValue, FacetsResult, Filters, MileageRange, MoneyRange, Sort, SortField,
+    SortOrder, YearRange,
 };
 use crate::model::{DistanceUnit, Mileage, Money, Vehicle};
 
@@ -150,7 +148,7 @@ fn compare(a: &Vehicle, b: &Vehicle, sort: Sort) -> Ordering {
 
 /// Facet counts over already-filtered vehicles; values sorted by count, then value.
 pub fn facets(hits: &[Arc<Vehicle>]) -> FacetsResult {
-    let text = |get: fn(&Vehicle) -> Option<Value>| count(hits, get);
+    let text = |get: fn(&Vehicle) -> Option<FacetValue>| count(hits, get);
     let prices: Vec<&Money> = hits.iter().filter_map(|v| v.price.as_ref()).collect();
     let miles: Vec<u64> = hits
         .iter()
@@ -171,17 +169,17 @@ pub fn facets(hits: &[Arc<Vehicle>]) -> FacetsResult {
     };
     FacetsResult {
         total: hits.len() as u64,
-        makes: text(|v| v.make.clone().map(Value::String)),
-        models: text(|v| v.model.clone().map(Value::String)),
-        trims: text(|v| v.trim.clone().map(Value::String)),
-        years: text(|v| v.year.map(|y| json!(y))),
-        bodies: text(|v| v.body.clone().map(Value::String)),
-        conditions: text(|v| serde_json::to_value(v.condition).ok()),
-        fuels: text(|v| v.fuel.clone().map(Value::String)),
-        transmissions: text(|v| v.transmission.clone().map(Value::String)),
-        drivetrains: text(|v| v.drivetrain.clone().map(Value::String)),
-        exterior_colors: text(|v| v.exterior_color.clone().map(Value::String)),
-        statuses: text(|v| serde_json::to_value(v.status).ok()),
+        makes: text(|v| v.make.clone().map(FacetValue::Text)),
+        models: text(|v| v.model.clone().map(FacetValue::Text)),
+        trims: text(|v| v.trim.clone().map(FacetValue::Text)),
+        years: text(|v| v.year.map(|y| FacetValue::Number(y.into()))),
+        bodies: text(|v| v.body.clone().map(FacetValue::Text)),
+        conditions: text(|v| enum_text(v.condition)),
+        fuels: text(|v| v.fuel.clone().map(FacetValue::Text)),
+        transmissions: text(|v| v.transmission.clone().map(FacetValue::Text)),
+        drivetrains: text(|v| v.drivetrain.clone().map(FacetValue::Text)),
+        exterior_colors: text(|v| v.exterior_color.clone().map(FacetValue::Text)),
+        statuses: text(|v| enum_text(v.status)),
         price_range: money_range(),
         mileage_range: match (miles.iter().min(), miles.iter().max()) {
             (Some(&min), Some(&max)) => Some(MileageRange {
@@ -197,19 +195,24 @@ pub fn facets(hits: &[Arc<Vehicle>]) -> FacetsResult {
     }
 }
 
-fn count(hits: &[Arc<Vehicle>], get: fn(&Vehicle) -> Option<Value>) -> Vec<FacetCount> {
-    let mut counts: BTreeMap<String, (Value, u64)> = BTreeMap::new();
+fn count(hits: &[Arc<Vehicle>], get: fn(&Vehicle) -> Option<FacetValue>) -> Vec<FacetCount> {
+    let mut counts: BTreeMap<FacetValue, u64> = BTreeMap::new();
     for value in hits.iter().filter_map(|v| get(v)) {
-        counts.entry(value.to_string()).or_insert((value, 0)).1 += 1;
+        *counts.entry(value).or_insert(0) += 1;
     }
     let mut out: Vec<FacetCount> = counts
-        .into_values()
+        .into_iter()
         .map(|(value, count)| FacetCount { value, count })
         .collect();
-    out.sort_by(|a, b| {
-        b.count
-            .cmp(&a.count)
-            .then_with(|| a.value.to_string().cmp(&b.value.to_string()))
-    });
+    // Most frequent first; ties in value order (BTreeMap order is kept by the stable sort).
+    out.sort_by_key(|f| std::cmp::Reverse(f.count));
     out
+}
+
+/// The wire name of a unit enum (`in_transit`, `cpo`).
+fn enum_text(value: impl serde::Serialize) -> Option<FacetValue> {
+    match serde_json::to_value(value).ok()? {
+        serde_json::Value::String(s) => Some(FacetValue::Text(s)),
+        _ => None,
+    }
 }

@@ -1,0 +1,226 @@
+//! The read cache. Only read-only, idempotent, open-world tools are cached;
+//! entries are keyed by dealership, domain generation, tool and canonical
+//! arguments, so no tenant can ever see another's entry. Concurrent identical
+//! reads collapse into one upstream call. Errors are never cached. A write
+//! bumps the generation of what it affects, which retires those entries.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::error::ToolError;
+use crate::config::CacheConfig;
+use crate::model::Domain;
+
+/// A cached result.
+pub struct Cached {
+    pub value: Value,
+    /// Size of `value` serialized, checked against `max_result_bytes`.
+    pub size: usize,
+    pub stored_at: DateTime<Utc>,
+    stored: Instant,
+    ttl: Duration,
+}
+
+/// How a result was obtained, for the caller (`_meta`) and the audit record.
+#[derive(Debug, Clone, Copy)]
+pub struct CacheInfo {
+    /// True when no upstream call was made for this caller.
+    pub hit: bool,
+    pub stored_at: DateTime<Utc>,
+    pub age: Duration,
+}
+
+struct PerEntryTtl;
+
+impl moka::Expiry<String, Arc<Cached>> for PerEntryTtl {
+    fn expire_after_create(
+        &self,
+        _key: &String,
+        value: &Arc<Cached>,
+        _now: std::time::Instant,
+    ) -> Option<Duration> {
+        Some(value.ttl)
+    }
+}
+
+pub struct ReadCache {
+    entries: moka::future::Cache<String, Arc<Cached>>,
+    ttl: BTreeMap<Domain, Duration>,
+    enabled: bool,
+    generations: Mutex<HashMap<(String, Domain), u64>>,
+}
+
+impl ReadCache {
+    pub fn new(config: &CacheConfig) -> Self {
+        let entries = moka::future::Cache::builder()
+            .max_capacity(config.max_entries)
+            .expire_after(PerEntryTtl)
+            .build();
+        Self {
+            entries,
+            ttl: config.ttl.clone(),
+            enabled: config.enabled,
+            generations: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The TTL for a domain, or `None` when its results are not cached.
+    pub fn ttl(&self, domain: Domain) -> Option<Duration> {
+        self.enabled
+            .then(|| self.ttl.get(&domain).copied())
+            .flatten()
+            .filter(|t| !t.is_zero())
+    }
+
+    /// The key for a call. `canonical_args` must be the arguments serialized with sorted keys.
+    pub fn key(
+        &self,
+        dealership: &str,
+        domain: Domain,
+        tool: &str,
+        canonical_args: &str,
+    ) -> String {
+        let generation = self
+            .generations
+            .lock()
+            .map(|g| {
+                g.get(&(dealership.to_owned(), domain))
+                    .copied()
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0);
+        format!(
+            "{dealership}\u{1f}{}\u{1f}{generation}\u{1f}{tool}\u{1f}{canonical_args}",
+            domain.as_str()
+        )
+    }
+
+    /// The cached result, or the result of `compute`, shared with every
+    /// identical call in flight. Errors are returned to all of them and not kept.
+    pub async fn get_or_compute<F>(
+        &self,
+        key: String,
+        ttl: Duration,
+        compute: F,
+    ) -> Result<(Arc<Cached>, CacheInfo), ToolError>
+    where
+        F: Future<Output = Result<Value, ToolError>>,
+    {
+        let computed = AtomicBool::new(false);
+        let entry = self
+            .entries
+            .try_get_with(key, async {
+                computed.store(true, Ordering::Relaxed);
+                let value = compute.await?;
+                let size = serde_json::to_vec(&value)
+                    .map(|v| v.len())
+                    .unwrap_or(usize::MAX);
+                Ok::<_, ToolError>(Arc::new(Cached {
+                    value,
+                    size,
+                    stored_at: Utc::now(),
+                    stored: Instant::now(),
+                    ttl,
+                }))
+            })
+            .await
+            .map_err(|e| (*e).clone())?;
+        let info = CacheInfo {
+            hit: !computed.load(Ordering::Relaxed),
+            stored_at: entry.stored_at,
+            age: entry.stored.elapsed(),
+        };
+        Ok((entry, info))
+    }
+
+    /// Retires every cached result of `domain` at `dealership` (after a write).
+    pub fn invalidate(&self, dealership: &str, domain: Domain) {
+        if let Ok(mut generations) = self.generations.lock() {
+            *generations
+                .entry((dealership.to_owned(), domain))
+                .or_insert(0) += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    fn cache() -> ReadCache {
+        ReadCache::new(&CacheConfig::default())
+    }
+
+    #[tokio::test]
+    async fn concurrent_identical_reads_compute_once() {
+        let cache = Arc::new(cache());
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..50 {
+            let (cache, calls) = (cache.clone(), calls.clone());
+            tasks.push(tokio::spawn(async move {
+                let key = cache.key("d", Domain::Inventory, "inventory.search", "{}");
+                cache
+                    .get_or_compute(key, Duration::from_secs(60), async {
+                        calls.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        Ok(serde_json::json!({"n": 1}))
+                    })
+                    .await
+                    .map(|(_, info)| info.hit)
+            }));
+        }
+        let mut hits = 0;
+        for t in tasks {
+            hits += usize::from(t.await.unwrap().unwrap());
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(hits, 49);
+    }
+
+    #[tokio::test]
+    async fn errors_are_not_cached_and_writes_retire_entries() {
+        let cache = cache();
+        let key = || cache.key("d", Domain::Inventory, "t", "{}");
+        let failed = cache
+            .get_or_compute(key(), Duration::from_secs(60), async {
+                Err(ToolError::internal())
+            })
+            .await;
+        assert!(failed.is_err());
+        let (_, first) = cache
+            .get_or_compute(key(), Duration::from_secs(60), async {
+                Ok(serde_json::json!(1))
+            })
+            .await
+            .unwrap();
+        assert!(!first.hit);
+        let (_, second) = cache
+            .get_or_compute(key(), Duration::from_secs(60), async {
+                Ok(serde_json::json!(2))
+            })
+            .await
+            .unwrap();
+        assert!(second.hit);
+        cache.invalidate("d", Domain::Inventory);
+        let (entry, third) = cache
+            .get_or_compute(key(), Duration::from_secs(60), async {
+                Ok(serde_json::json!(3))
+            })
+            .await
+            .unwrap();
+        assert!(!third.hit);
+        assert_eq!(entry.value, serde_json::json!(3));
+        assert_ne!(
+            cache.key("d", Domain::Inventory, "t", "{}"),
+            cache.key("e", Domain::Inventory, "t", "{}")
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! Prometheus metrics, one registry per gateway (so tests and replicas in one
+//! process never share counters), exported at `/metrics`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CallLabels {
+    pub tool: &'static str,
+    /// `ok` or the error code.
+    pub outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ToolLabels {
+    pub tool: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CacheLabels {
+    pub tool: &'static str,
+    pub result: CacheResult,
+}
+
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
+pub enum CacheResult {
+    Hit,
+    Miss,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct UpstreamLabels {
+    pub upstream: String,
+    /// `ok`, or the failure class (`unavailable`, `timeout`, `rate_limited`, …).
+    pub outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct UpstreamName {
+    pub upstream: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RateLimitLabels {
+    /// `token`, `tool_class`, `anonymous` or `upstream`.
+    pub scope: &'static str,
+}
+
+/// Every metric the bridge exports.
+pub struct Metrics {
+    registry: Registry,
+    pub calls: Family<CallLabels, Counter>,
+    pub call_duration: Family<ToolLabels, Histogram>,
+    pub cache: Family<CacheLabels, Counter>,
+    pub upstream_requests: Family<UpstreamLabels, Counter>,
+    pub upstream_duration: Family<UpstreamName, Histogram>,
+    pub rate_limited: Family<RateLimitLabels, Counter>,
+    /// 0 closed, 1 half-open, 2 open.
+    pub circuit_state: Family<UpstreamName, Gauge>,
+    pub audit_dropped: Counter,
+}
+
+fn latency_histogram() -> Histogram {
+    // 100 µs … ~52 s.
+    Histogram::new(exponential_buckets(0.0001, 2.0, 20))
+}
+
+impl Metrics {
+    pub fn new() -> Arc<Self> {
+        let mut registry = Registry::with_prefix("dms_bridge");
+        let calls = Family::<CallLabels, Counter>::default();
+        let call_duration = Family::<ToolLabels, Histogram>::new_with_constructor(
+            latency_histogram as fn() -> Histogram,
+        );
+        let cache = Family::<CacheLabels, Counter>::default();
+        let upstream_requests = Family::<UpstreamLabels, Counter>::default();
+        let upstream_duration = Family::<UpstreamName, Histogram>::new_with_constructor(
+            latency_histogram as fn() -> Histogram,
+        );
+        let rate_limited = Family::<RateLimitLabels, Counter>::default();
+        let circuit_state = Family::<UpstreamName, Gauge>::default();
+        let audit_dropped = Counter::default();
+        registry.register(
+            "tool_calls",
+            "Tool calls by tool and outcome (ok or error code)",
+            calls.clone(),
+        );
+        registry.register(
+            "tool_call_duration_seconds",
+            "Tool call latency",
+            call_duration.clone(),
+        );
+        registry.register(
+            "cache_lookups",
+            "Read-cache lookups by tool and result",
+            cache.clone(),
+        );
+        registry.register(
+            "upstream_requests",
+            "Upstream HTTP requests by upstream and outcome",
+            upstream_requests.clone(),
+        );
+        registry.register(
+            "upstream_request_duration_seconds",
+            "Upstream request latency",
+            upstream_duration.clone(),
+        );
+        registry.register(
+            "rate_limited",
+            "Calls refused or delayed past their bound by a quota",
+            rate_limited.clone(),
+        );
+        registry.register(
+            "circuit_state",
+            "Upstream circuit breaker: 0 closed, 1 half-open, 2 open",
+            circuit_state.clone(),
+        );
+        registry.register(
+            "audit_dropped",
+            "Audit records that could not be written",
+            audit_dropped.clone(),
+        );
+        Arc::new(Self {
+            registry,
+            calls,
+            call_duration,
+            cache,
+            upstream_requests,
+            upstream_duration,
+            rate_limited,
+            circuit_state,
+            audit_dropped,
+        })
+    }
+
+    pub fn record_call(&self, tool: &'static str, outcome: &'static str, elapsed: Duration) {
+        self.calls
+            .get_or_create(&CallLabels { tool, outcome })
+            .inc();
+        self.call_duration
+            .get_or_create(&ToolLabels { tool })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// The OpenMetrics text exposition.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            tracing::error!("Could not encode metrics.");
+        }
+        out
+    }
+}

@@ -1,0 +1,131 @@
+//! Tool schemas: definitions for `tools/list`, compiled validators, and
+//! schema problems turned into JSON-pointer problems.
+
+use std::collections::BTreeMap;
+
+use rmcp::model::Tool;
+use serde_json::Value;
+
+use super::Gateway;
+use super::auth::Principal;
+use super::error::{Problems, ToolError};
+use crate::tools::ToolId;
+
+/// Compiled input-schema validators, one per tool.
+pub(super) struct Schemas {
+    validators: BTreeMap<ToolId, jsonschema::Validator>,
+    definitions: BTreeMap<ToolId, Tool>,
+}
+
+impl Schemas {
+    pub(super) fn compile() -> Self {
+        let mut validators = BTreeMap::new();
+        let mut definitions = BTreeMap::new();
+        for tool in ToolId::ALL {
+            let schema = Value::Object((*tool.input_schema()).clone());
+            match jsonschema::validator_for(&schema) {
+                Ok(v) => {
+                    validators.insert(tool, v);
+                }
+                // Only reachable if a derived schema were invalid; the tools-list snapshot test guards this.
+                Err(e) => {
+                    tracing::error!(tool = tool.name(), error = %e, "Input schema does not compile.")
+                }
+            }
+            definitions.insert(tool, tool.definition());
+        }
+        Self {
+            validators,
+            definitions,
+        }
+    }
+}
+
+impl Gateway {
+    /// Tools this principal can call somewhere: its scopes cover them and at
+    /// least one of its dealerships routes their domain.
+    pub fn visible_tools(&self, principal: &Principal) -> Vec<Tool> {
+        ToolId::ALL
+            .into_iter()
+            .filter(|tool| self.is_visible(*tool, principal))
+            .filter_map(|tool| self.inner.schemas.definitions.get(&tool).cloned())
+            .collect()
+    }
+
+    pub fn tool_definition(&self, name: &str) -> Option<Tool> {
+        ToolId::from_name(name).and_then(|t| self.inner.schemas.definitions.get(&t).cloned())
+    }
+
+    fn is_visible(&self, tool: ToolId, principal: &Principal) -> bool {
+        if tool.scope().is_some_and(|s| !principal.has_scope(s)) {
+            return false;
+        }
+        let usable = self
+            .dealerships()
+            .filter(|d| principal.may_use(&d.profile.id));
+        match tool.domain() {
+            None => self.dealerships().any(|d| principal.may_use(&d.profile.id)),
+            Some(domain) => usable
+                .filter(|d| !principal.anonymous || d.anonymous_inventory)
+                .any(|d| d.routes.contains_key(&domain)),
+        }
+    }
+
+    /// Every schema problem at once, each with a JSON pointer into the arguments.
+    pub(super) fn check_schema(&self, tool: ToolId, args: &Value) -> Result<(), ToolError> {
+        let Some(validator) = self.inner.schemas.validators.get(&tool) else {
+            return Err(ToolError::internal());
+        };
+        let mut problems = Problems::default();
+        for error in validator.iter_errors(args) {
+            collect(&error, &mut problems);
+        }
+        problems.into_result()
+    }
+}
+
+/// Optional fields are `anyOf [T, null]` in the schema; when a value fails such
+/// a field, report the problems inside `T` (precise pointers) rather than a
+/// vague "matches none of" at the parent.
+fn collect(error: &jsonschema::ValidationError<'_>, problems: &mut Problems) {
+    if let jsonschema::error::ValidationErrorKind::AnyOf { context } = error.kind() {
+        let meaningful: Vec<_> = context
+            .iter()
+            .filter(|branch| !branch.iter().all(is_null_type_error))
+            .collect();
+        if let [branch] = meaningful.as_slice() {
+            for inner in branch.iter() {
+                collect(inner, problems);
+            }
+            return;
+        }
+    }
+    problems.push(error.instance_path().to_string(), describe(error));
+}
+
+fn is_null_type_error(error: &jsonschema::ValidationError<'_>) -> bool {
+    use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+    matches!(error.kind(), K::Type { kind: TypeKind::Single(t) } if t.to_string() == "null")
+}
+
+fn describe(error: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    match error.kind() {
+        K::AdditionalProperties { unexpected } => {
+            format!("unknown field(s): {}", unexpected.join(", "))
+        }
+        K::Required { property } => format!("missing required field {property}"),
+        // The default text quotes the offending value; keep messages free of caller data.
+        K::Type { kind } => format!("wrong type: expected {kind:?}")
+            .replace("Single(", "")
+            .replace(')', "")
+            .to_lowercase(),
+        K::Enum { options } => format!("must be one of {options}"),
+        K::Minimum { limit } => format!("must be at least {limit}"),
+        K::Maximum { limit } => format!("must be at most {limit}"),
+        K::MinLength { limit } => format!("must have at least {limit} characters"),
+        K::MaxLength { limit } => format!("must have at most {limit} characters"),
+        K::Pattern { pattern } => format!("must match {pattern}"),
+        _ => "does not match the schema".into(),
+    }
+}

@@ -1,0 +1,182 @@
+//! One audit record per tool call. The pipeline hands records to a channel;
+//! a background task writes them in batches, so the hot path never waits on
+//! the disk unless the writer falls a whole channel behind.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Store;
+use crate::gateway::metrics::Metrics;
+
+const CHANNEL: usize = 8192;
+const BATCH: usize = 256;
+
+#[derive(Debug, Clone)]
+pub struct AuditRecord {
+    pub at: DateTime<Utc>,
+    pub trace_id: String,
+    pub principal: String,
+    pub dealership: Option<String>,
+    pub tool: String,
+    pub adapter: Option<String>,
+    pub outcome: String,
+    pub latency_us: u64,
+    pub cache_hit: bool,
+    /// Key paths of the arguments, never their values.
+    pub arg_shape: Vec<String>,
+}
+
+/// Sends records to the writer task.
+#[derive(Clone)]
+pub struct AuditWriter {
+    sender: mpsc::Sender<AuditRecord>,
+    metrics: Arc<Metrics>,
+}
+
+impl AuditWriter {
+    /// Starts the writer task; it drains what is queued when `cancel` fires.
+    pub fn start(
+        store: Store,
+        metrics: Arc<Metrics>,
+        cancel: CancellationToken,
+    ) -> (Self, tokio::task::JoinHandle<()>) {
+        let (sender, receiver) = mpsc::channel(CHANNEL);
+        let task = tokio::spawn(write_loop(store, receiver, metrics.clone(), cancel));
+        (Self { sender, metrics }, task)
+    }
+
+    /// Queues a record; waits only when the writer is a full channel behind.
+    pub async fn record(&self, record: AuditRecord) {
+        if self.sender.send(record).await.is_err() {
+            self.metrics.audit_dropped.inc();
+        }
+    }
+}
+
+async fn write_loop(
+    store: Store,
+    mut receiver: mpsc::Receiver<AuditRecord>,
+    metrics: Arc<Metrics>,
+    cancel: CancellationToken,
+) {
+    let mut batch = Vec::with_capacity(BATCH);
+    loop {
+        let open = tokio::select! {
+            n = receiver.recv_many(&mut batch, BATCH) => n > 0,
+            _ = cancel.cancelled() => {
+                receiver.close();
+                while receiver.recv_many(&mut batch, BATCH).await > 0 {
+                    flush(&store, &mut batch, &metrics).await;
+                }
+                false
+            }
+        };
+        flush(&store, &mut batch, &metrics).await;
+        if !open {
+            break;
+        }
+    }
+}
+
+async fn flush(store: &Store, batch: &mut Vec<AuditRecord>, metrics: &Metrics) {
+    if batch.is_empty() {
+        return;
+    }
+    for attempt in 0..3 {
+        match insert(store, batch).await {
+            Ok(()) => {
+                batch.clear();
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, attempt, records = batch.len(), "Could not write audit records.");
+                tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
+            }
+        }
+    }
+    metrics.audit_dropped.inc_by(batch.len() as u64);
+    tracing::error!(
+        records = batch.len(),
+        "Dropped audit records after retries."
+    );
+    batch.clear();
+}
+
+async fn insert(store: &Store, batch: &[AuditRecord]) -> Result<(), sqlx::Error> {
+    let mut tx = store.pool().begin().await?;
+    for r in batch {
+        sqlx::query(
+            "INSERT INTO audit_log (at, trace_id, principal, dealership, tool, adapter, outcome, latency_us, cache_hit, arg_shape) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(r.at.to_rfc3339_opts(SecondsFormat::Micros, true))
+        .bind(&r.trace_id)
+        .bind(&r.principal)
+        .bind(&r.dealership)
+        .bind(&r.tool)
+        .bind(&r.adapter)
+        .bind(&r.outcome)
+        .bind(r.latency_us as i64)
+        .bind(i64::from(r.cache_hit))
+        .bind(serde_json::to_string(&r.arg_shape).unwrap_or_default())
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await
+}
+
+/// Key paths of a JSON value, e.g. `["dealership_id", "filters.make", "limit"]`.
+/// Values are never included.
+pub fn argument_shape(value: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    walk(value, String::new(), &mut out);
+    out
+}
+
+fn walk(value: &Value, prefix: String, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                let path = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                match inner {
+                    Value::Object(m) if !m.is_empty() => walk(inner, path, out),
+                    _ => out.push(path),
+                }
+            }
+        }
+        _ if !prefix.is_empty() => out.push(prefix),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_has_keys_and_no_values() {
+        let shape = argument_shape(&serde_json::json!({
+            "dealership_id": "d", "filters": { "make": ["Dana"], "price_max": { "amount": 1, "currency": "USD" } }, "limit": 5
+        }));
+        assert_eq!(
+            shape,
+            [
+                "dealership_id",
+                "filters.make",
+                "filters.price_max.amount",
+                "filters.price_max.currency",
+                "limit"
+            ]
+        );
+        assert!(!format!("{shape:?}").contains("Dana"));
+    }
+}

@@ -1,0 +1,76 @@
+//! Durable state in SQLite (embedded, zero set-up) through sqlx. Schema
+//! migrations live in `migrations/` and run at start. The SQL is kept to what
+//! PostgreSQL also accepts, so a `postgres://` store can follow.
+
+mod audit;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::SqlitePool;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+pub use audit::{AuditRecord, AuditWriter, argument_shape};
+
+/// Why the store could not be opened or used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store URL {0:?} is not a sqlite:// URL")]
+    Url(String),
+    #[error("cannot open the store: {0}")]
+    Open(#[source] sqlx::Error),
+    #[error("cannot migrate the store: {0}")]
+    Migrate(#[source] sqlx::migrate::MigrateError),
+    #[error("store query failed: {0}")]
+    Query(#[from] sqlx::Error),
+}
+
+/// A handle to the database. Cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+impl Store {
+    /// Opens (creating if needed) and migrates the store at `url`.
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        if !url.starts_with("sqlite:") {
+            return Err(StoreError::Url(url.to_owned()));
+        }
+        let memory = url.contains(":memory:");
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(StoreError::Open)?
+            .create_if_missing(true)
+            .journal_mode(if memory {
+                SqliteJournalMode::Memory
+            } else {
+                SqliteJournalMode::Wal
+            })
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(5));
+        // Every connection to ":memory:" is its own database: keep exactly one.
+        let pool = SqlitePoolOptions::new()
+            .max_connections(if memory { 1 } else { 4 })
+            .min_connections(if memory { 1 } else { 0 })
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect_with(options)
+            .await
+            .map_err(StoreError::Open)?;
+        sqlx::migrate!("./migrations")
+            .run(&pool)
+            .await
+            .map_err(StoreError::Migrate)?;
+        Ok(Self { pool })
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// For `/readyz`: the store answers a query.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+}
