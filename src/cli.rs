@@ -45,6 +45,9 @@ pub enum Command {
         /// Delay added by the mock CDK upstream to each inventory answer, in ms (for benchmarks).
         #[arg(long, default_value_t = 0, hide = true)]
         upstream_latency_ms: u64,
+        /// Turn the read cache off (for benchmarks of the uncached path).
+        #[arg(long, hide = true)]
+        no_cache: bool,
     },
     /// Run the bridge from a TOML config file.
     Serve {
@@ -67,13 +70,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             listen,
             stdio,
             upstream_latency_ms,
+            no_cache,
         } => {
-            Box::pin(run_demo(
-                listen,
-                stdio,
-                Duration::from_millis(upstream_latency_ms),
-            ))
-            .await
+            let latency = Duration::from_millis(upstream_latency_ms);
+            Box::pin(run_demo(listen, stdio, latency, no_cache)).await
         }
         Command::Serve { config, stdio } => {
             let cfg = config::load_file(&config).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -106,12 +106,18 @@ fn check(path: &Path) -> anyhow::Result<()> {
     }
 }
 
-async fn run_demo(listen: SocketAddr, stdio: bool, latency: Duration) -> anyhow::Result<()> {
+async fn run_demo(
+    listen: SocketAddr,
+    stdio: bool,
+    latency: Duration,
+    no_cache: bool,
+) -> anyhow::Result<()> {
     let cancel = CancellationToken::new();
     let mocks = demo::start_mocks(latency, &cancel)
         .await
         .context("starting the mock upstreams")?;
-    let cfg = demo::config(&mocks, listen).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
+    let mut cfg = demo::config(&mocks, listen).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
+    cfg.cache.enabled = !no_cache;
     let banner = demo_banner(&mocks, listen, stdio);
     Box::pin(serve(&cfg, Path::new("."), stdio, Some(banner))).await?;
     cancel.cancel();

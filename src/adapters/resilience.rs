@@ -66,7 +66,11 @@ impl UpstreamPolicy {
         self.breaker.admit()?;
         let mut retries = 0;
         loop {
-            self.acquire().await?;
+            if let Err(e) = self.acquire().await {
+                // A trial the quota refused never reached the upstream: free the slot.
+                self.breaker.abandon_trial();
+                return Err(e);
+            }
             let started = Instant::now();
             let result = attempt().await;
             self.observe(&result, started.elapsed());
@@ -186,8 +190,12 @@ enum BreakerState {
     Open {
         until: Instant,
     },
-    /// One trial call is in flight; others fail fast until it reports.
-    HalfOpen,
+    /// One trial call is in flight; others fail fast until it reports. A trial
+    /// that never reports (cut off by the call deadline) is given up after
+    /// `open_for`, so the breaker cannot stay half-open forever.
+    HalfOpen {
+        since: Instant,
+    },
 }
 
 /// Counts consecutive health failures (unavailable, timeout); a refused request
@@ -219,21 +227,24 @@ impl Breaker {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match *state {
             BreakerState::Closed { .. } => Ok(()),
-            BreakerState::Open { until } => {
-                let now = Instant::now();
-                if now >= until {
-                    *state = BreakerState::HalfOpen;
-                    self.export(CircuitState::HalfOpen);
-                    Ok(())
-                } else {
-                    Err(AdapterError::CircuitOpen {
-                        retry_after: until - now,
-                    })
-                }
+            BreakerState::Open { until } if Instant::now() < until => {
+                Err(AdapterError::CircuitOpen {
+                    retry_after: until - Instant::now(),
+                })
             }
-            BreakerState::HalfOpen => Err(AdapterError::CircuitOpen {
-                retry_after: Duration::from_secs(1),
-            }),
+            BreakerState::HalfOpen { since } if since.elapsed() < self.config.open_for => {
+                Err(AdapterError::CircuitOpen {
+                    retry_after: self.config.open_for - since.elapsed(),
+                })
+            }
+            // Open long enough, or a lost trial: this call is the (new) trial.
+            BreakerState::Open { .. } | BreakerState::HalfOpen { .. } => {
+                *state = BreakerState::HalfOpen {
+                    since: Instant::now(),
+                };
+                self.export(CircuitState::HalfOpen);
+                Ok(())
+            }
         }
     }
 
@@ -259,10 +270,20 @@ impl Breaker {
         let exported = match next {
             BreakerState::Closed { .. } => CircuitState::Closed,
             BreakerState::Open { .. } => CircuitState::Open,
-            BreakerState::HalfOpen => CircuitState::HalfOpen,
+            BreakerState::HalfOpen { .. } => CircuitState::HalfOpen,
         };
         *state = next;
         self.export(exported);
+    }
+
+    /// A half-open trial that did not happen: the next call may try instead.
+    fn abandon_trial(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if matches!(*state, BreakerState::HalfOpen { .. }) {
+            *state = BreakerState::Open {
+                until: Instant::now(),
+            };
+        }
     }
 
     fn is_open(&self) -> bool {
@@ -277,7 +298,7 @@ impl Breaker {
             BreakerState::Closed { .. } => CircuitState::Closed,
             BreakerState::Open { until } if Instant::now() >= until => CircuitState::HalfOpen,
             BreakerState::Open { .. } => CircuitState::Open,
-            BreakerState::HalfOpen => CircuitState::HalfOpen,
+            BreakerState::HalfOpen { .. } => CircuitState::HalfOpen,
         }
     }
 

@@ -17,7 +17,7 @@ use super::auth::Principal;
 use super::cache::CacheInfo;
 use super::error::{ErrorCode, Problems, ToolError};
 use super::limits::rate_limited;
-use super::metrics::{CacheLabels, CacheResult, RateLimitLabels};
+use super::metrics::{CacheLabels, RateLimitLabels};
 use super::trace::{CURRENT, TraceContext};
 use super::{Check, Gateway, ToolArgs, ToolContext};
 use crate::adapters::UpstreamAdapter;
@@ -229,11 +229,7 @@ impl Gateway {
                     .cache
                     .key(&d.profile.id, domain, tool.name(), &canonical);
                 let (entry, info) = self.inner.cache.get_or_compute(key, ttl, work).await?;
-                let result = if info.hit {
-                    CacheResult::Hit
-                } else {
-                    CacheResult::Miss
-                };
+                let result = if info.hit { "hit" } else { "miss" };
                 self.inner
                     .metrics
                     .cache

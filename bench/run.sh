@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Reproduces the figures in BENCHMARKS.md: loopback only, bounded in time.
+#
+#   bench/run.sh [DURATION] [CONNECTIONS]     (defaults: 15s, 32)
+#
+# Needs wrk (Debian: apt-get install wrk) and curl. Prints one JSON line per
+# measurement, plus the bridge's resident memory after each run.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+DURATION="${1:-15s}"
+CONNECTIONS="${2:-32}"
+THREADS=2
+export LUA_PATH="$PWD/bench/?.lua;;"
+LOG_DIR="$(mktemp -d)"
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$LOG_DIR"' EXIT
+
+cargo build --release --quiet --bin dms-bridge --example bare_rmcp
+BIN=target/release/dms-bridge
+BARE=target/release/examples/bare_rmcp
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+rss_mb() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
+wait_ready() {
+  for _ in $(seq 100); do curl -fs "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "not ready: $1" >&2; return 1
+}
+mcp() { # url token tool args -> response body
+  curl -fsS "$1" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -H 'MCP-Protocol-Version: 2025-06-18' -H "Authorization: Bearer $2" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$3\",\"arguments\":$4}}"
+}
+load() { # label url script [extra wrk args] ; TOKEN/TOOL/ARGS from the environment
+  local label=$1 url=$2 script=$3
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d3s -s "bench/$script" "$url" >/dev/null   # warm-up
+  local line
+  line=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "bench/$script" "$url" | tail -n 1)
+  echo "{\"run\":\"$label\",\"connections\":$CONNECTIONS,${line#\{}"
+}
+start_demo() { # port extra-args... ; sets DEMO_PID and CDK_URL
+  local port=$1; shift
+  "$BIN" demo --listen "127.0.0.1:$port" "$@" >"$LOG_DIR/demo-$port.out" 2>"$LOG_DIR/demo-$port.err" &
+  DEMO_PID=$!; PIDS+=("$DEMO_PID")
+  wait_ready "http://127.0.0.1:$port/healthz"
+  CDK_URL=$(grep -o 'CDK/Fortellis-shaped API at [^ )]*' "$LOG_DIR/demo-$port.out" | awk '{print $NF}')
+}
+check_ok() { # body must be a successful tool result
+  grep -q '"isError":false' <<<"$1" || { echo "unexpected answer: ${1:0:300}" >&2; exit 1; }
+}
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores, wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $(uname -r)"
+SEARCH='{"dealership_id":"demo-cdk","limit":20}'
+
+# (a) Ceiling: bare rmcp, one trivial tool.
+port=$(free_port)
+"$BARE" "127.0.0.1:$port" 2>"$LOG_DIR/bare.err" & PIDS+=($!); BARE_PID=$!
+sleep 0.5
+check_ok "$(mcp "http://127.0.0.1:$port/mcp" bench-token ping '{}')"
+TOKEN=bench-token TOOL=ping ARGS='{}' load "bare_rmcp_trivial_tool" "http://127.0.0.1:$port/mcp" mcp_call.lua
+echo "{\"run\":\"bare_rmcp_rss\",\"rss_mb\":$(rss_mb "$BARE_PID")}"
+kill "$BARE_PID"
+
+# (b) Cached inventory.search (demo-cdk through the CDK-shaped REST adapter).
+port=$(free_port); start_demo "$port"
+check_ok "$(mcp "http://127.0.0.1:$port/mcp" demo-token-group inventory.search "$SEARCH")"
+TOKEN=demo-token-group TOOL=inventory.search ARGS="$SEARCH" load "bridge_search_cached" "http://127.0.0.1:$port/mcp" mcp_call.lua
+echo "{\"run\":\"bridge_cached_rss\",\"rss_mb\":$(rss_mb "$DEMO_PID")}"
+kill "$DEMO_PID"
+
+# (c) Uncached inventory.search vs the mock upstream directly, at 0 ms and 20 ms upstream latency.
+for latency in 0 20; do
+  port=$(free_port); start_demo "$port" --no-cache --upstream-latency-ms "$latency"
+  check_ok "$(mcp "http://127.0.0.1:$port/mcp" demo-token-group inventory.search "$SEARCH")"
+  TOKEN=demo-token-group TOOL=inventory.search ARGS="$SEARCH" \
+    load "bridge_search_uncached_upstream_${latency}ms" "http://127.0.0.1:$port/mcp" mcp_call.lua
+  echo "{\"run\":\"bridge_uncached_${latency}ms_rss\",\"rss_mb\":$(rss_mb "$DEMO_PID")}"
+  load "direct_upstream_${latency}ms" "$CDK_URL/sales/inventory/v2/merchandisable-vehicles/?deleted=true&limit=100&offset=0" upstream_get.lua
+  kill "$DEMO_PID"
+done

@@ -1,0 +1,91 @@
+//! The ceiling for BENCHMARKS.md: a bare rmcp 3.9 server on the same transport
+//! settings as dms-bridge (Streamable HTTP, stateless, JSON responses) with a
+//! constant-time bearer check and one trivial structured tool, and nothing else.
+//!
+//!     cargo run --release --example bare_rmcp -- 127.0.0.1:8790
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::json;
+use subtle::ConstantTimeEq;
+
+#[derive(Clone)]
+struct Bare {
+    tool: Arc<Tool>,
+}
+
+impl ServerHandler for Bare {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![(*self.tool).clone()]))
+    }
+
+    async fn call_tool(
+        &self,
+        req: CallToolRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(CallToolResult::structured(json!({ "echo": req.name, "ok": true })).into())
+    }
+}
+
+async fn bearer(request: Request, next: Next) -> Response {
+    let ok = request
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| bool::from(t.as_bytes().ct_eq(b"bench-token")));
+    if ok {
+        next.run(request).await
+    } else {
+        StatusCode::UNAUTHORIZED.into_response()
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:8790".into());
+    let schema = json!({ "type": "object", "properties": {} });
+    let tool = Arc::new(Tool::new(
+        "ping",
+        "Answers ok",
+        Arc::new(schema.as_object().unwrap().clone()),
+    ));
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true);
+    let service = StreamableHttpService::new(
+        move || Ok(Bare { tool: tool.clone() }),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(middleware::from_fn(bearer));
+    let listener = tokio::net::TcpListener::bind(&addr).await.unwrap();
+    eprintln!("bare rmcp server at http://{addr}/mcp");
+    axum::serve(listener, app).await.unwrap();
+}

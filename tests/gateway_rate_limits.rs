@@ -1,0 +1,453 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Quotas: per token (or a token's own), per token and tool class, per
+//! anonymous client address, and the vendor's quota on an upstream, which the
+//! bridge never exceeds even under 10x load. Refused calls never reach the
+//! upstream and are counted in `/metrics` by scope.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::*;
+use rmcp::model::CallToolResult;
+use serde_json::json;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+const TOKEN_PATH: &str = "/oauth2/token";
+const INVENTORY_PATH: &str = "/cdk/sales/inventory/v2/merchandisable-vehicles/";
+
+async fn mount_token(server: &MockServer) {
+    Mock::given(method("POST"))
+        .and(path(TOKEN_PATH))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(fixture("cdk/token.json"), "application/json"),
+        )
+        .named("token endpoint")
+        .mount(server)
+        .await;
+}
+
+fn inventory_ok() -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_raw(
+        fixture("cdk/merchandisable-vehicles.json"),
+        "application/json",
+    )
+}
+
+async fn upstream() -> MockServer {
+    let server = MockServer::start().await;
+    mount_token(&server).await;
+    Mock::given(method("GET"))
+        .and(path(INVENTORY_PATH))
+        .respond_with(inventory_ok())
+        .named("inventory")
+        .mount(&server)
+        .await;
+    server
+}
+
+async fn count(server: &MockServer, wanted: &str) -> usize {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.url.path() == wanted)
+        .count()
+}
+
+/// A config for dealership `acme` (anonymous inventory optional) on a CDK REST
+/// upstream, with the read cache off so every allowed call reaches the upstream.
+/// `resilience` is the upstream's resilience table, `tail` more top-level TOML.
+fn config(upstream: &str, anonymous_inventory: bool, resilience: &str, tail: &str) -> String {
+    format!(
+        r#"
+[limits]
+call_timeout = "5s"
+
+[cache]
+enabled = false
+
+[[dealerships]]
+id = "acme"
+name = "Acme Motors"
+timezone = "America/Chicago"
+address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
+anonymous_inventory = {anonymous_inventory}
+routes = {{ inventory = "cdk" }}
+
+[upstreams.cdk]
+kind = "rest"
+profile = "cdk-fortellis"
+base_url = "{upstream}/cdk"
+token_url = "{upstream}/oauth2/token"
+client_id = {{ value = "id" }}
+client_secret = {{ value = "secret" }}
+vars = {{ subscription_id = "sub-123" }}
+timeout = "2s"
+resilience = {resilience}
+
+[[tokens]]
+name = "acme"
+secret = {{ value = "acme-token" }}
+dealerships = ["acme"]
+scopes = ["amcp:inventory:read"]
+
+[[tokens]]
+name = "acme-2"
+secret = {{ value = "acme-2-token" }}
+dealerships = ["acme"]
+scopes = ["amcp:inventory:read"]
+
+[[tokens]]
+name = "special"
+secret = {{ value = "special-token" }}
+dealerships = ["acme"]
+scopes = ["amcp:inventory:read"]
+rate_limit = {{ requests = 2, per = "1m", burst = 2 }}
+{tail}
+"#
+    )
+}
+
+const NO_RETRIES: &str = "{ retries = { max = 0 } }";
+
+async fn search(client: &Client, limit: u32) -> CallToolResult {
+    call(
+        client,
+        "inventory.search",
+        json!({ "dealership_id": "acme", "limit": limit }),
+    )
+    .await
+}
+
+/// Asserts a caller-quota refusal and returns its `retry_after_ms`.
+fn assert_rate_limited(result: &CallToolResult, scope: &str, max_wait_ms: u64) -> u64 {
+    let error = err(result);
+    assert_eq!(error["code"], "rate_limited", "{error}");
+    assert_eq!(error["retryable"], true, "{error}");
+    assert_eq!(error["details"]["scope"], scope, "{error}");
+    assert_eq!(error["details"]["aap_code"], "RATE_LIMITED", "{error}");
+    let wait = error["details"]["retry_after_ms"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("retry_after_ms is not a number: {error}"));
+    assert!(
+        (1..=max_wait_ms).contains(&wait),
+        "retry_after_ms {wait} not in 1..={max_wait_ms}: {error}"
+    );
+    wait
+}
+
+async fn metrics_text(bridge: &Bridge) -> String {
+    let response = reqwest::get(format!("http://{}/metrics", bridge.addr))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response.text().await.unwrap()
+}
+
+/// The value of the sample `name{labels…}` in an OpenMetrics text (labels in any order).
+fn metric(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    text.lines().find_map(|line| {
+        let (series, value) = line.rsplit_once(' ')?;
+        let (metric_name, label_text) = match series.split_once('{') {
+            Some((n, rest)) => (n, rest.strip_suffix('}')?),
+            None => (series, ""),
+        };
+        if metric_name != name {
+            return None;
+        }
+        let present: Vec<&str> = label_text.split(',').filter(|s| !s.is_empty()).collect();
+        let all = labels
+            .iter()
+            .all(|(k, v)| present.contains(&format!("{k}=\"{v}\"").as_str()));
+        (all && present.len() == labels.len())
+            .then(|| value.parse().ok())
+            .flatten()
+    })
+}
+
+fn rate_limited_metric(text: &str, scope: &str) -> Option<f64> {
+    metric(text, "dms_bridge_rate_limited_total", &[("scope", scope)])
+}
+
+#[tokio::test]
+async fn per_token_quota_refuses_the_sixth_call_and_leaves_other_tokens_alone() {
+    let server = upstream().await;
+    let tail = "[rate_limits]\nper_token = { requests = 5, per = \"1m\", burst = 5 }\n";
+    let bridge = with_config(&config(&server.uri(), false, NO_RETRIES, tail)).await;
+    let acme = connect(&bridge.url, Some("acme-token")).await;
+    let acme_2 = connect(&bridge.url, Some("acme-2-token")).await;
+    let special = connect(&bridge.url, Some("special-token")).await;
+
+    for i in 1..=5 {
+        ok(&search(&acme, i).await);
+    }
+    assert_eq!(count(&server, INVENTORY_PATH).await, 5);
+    let refused = search(&acme, 6).await;
+    // 5 per minute: one call comes back every 12 s.
+    let wait = assert_rate_limited(&refused, "token", 60_000);
+    assert!(wait > 1_000, "the quota refills at 1 per 12 s, got {wait}");
+    // Dealership tools count against the same quota.
+    assert_rate_limited(
+        &call(&acme, "dealership.list", json!({})).await,
+        "token",
+        60_000,
+    );
+    assert_eq!(
+        count(&server, INVENTORY_PATH).await,
+        5,
+        "refused calls never reach the upstream"
+    );
+
+    // Another token has its own full quota.
+    for i in 1..=5 {
+        ok(&search(&acme_2, i).await);
+    }
+    assert_rate_limited(&search(&acme_2, 6).await, "token", 60_000);
+    assert_eq!(count(&server, INVENTORY_PATH).await, 10);
+
+    // A token's own rate_limit replaces per_token.
+    ok(&search(&special, 1).await);
+    ok(&search(&special, 2).await);
+    assert_rate_limited(&search(&special, 3).await, "token", 60_000);
+    assert_eq!(count(&server, INVENTORY_PATH).await, 12);
+
+    let text = metrics_text(&bridge).await;
+    assert_eq!(rate_limited_metric(&text, "token"), Some(4.0), "{text}");
+    assert_eq!(rate_limited_metric(&text, "tool_class"), None, "{text}");
+    assert_eq!(rate_limited_metric(&text, "upstream"), None, "{text}");
+}
+
+#[tokio::test]
+async fn per_class_quota_refuses_the_fourth_read() {
+    let server = upstream().await;
+    let tail = "[rate_limits]\nper_token = { requests = 1000, per = \"1m\", burst = 1000 }\nper_class = { read = { requests = 3, per = \"1m\", burst = 3 } }\n";
+    let bridge = with_config(&config(&server.uri(), false, NO_RETRIES, tail)).await;
+    let acme = connect(&bridge.url, Some("acme-token")).await;
+    let acme_2 = connect(&bridge.url, Some("acme-2-token")).await;
+
+    ok(&search(&acme, 1).await);
+    ok(&call(&acme, "dealership.list", json!({})).await);
+    ok(&search(&acme, 2).await);
+    let refused = search(&acme, 3).await;
+    let wait = assert_rate_limited(&refused, "tool_class", 60_000);
+    assert!(
+        wait > 1_000,
+        "the class quota refills at 1 per 20 s, got {wait}"
+    );
+    assert_eq!(count(&server, INVENTORY_PATH).await, 2);
+
+    // The class quota is per token.
+    for i in 1..=3 {
+        ok(&search(&acme_2, i).await);
+    }
+    assert_rate_limited(&search(&acme_2, 4).await, "tool_class", 60_000);
+    assert_eq!(count(&server, INVENTORY_PATH).await, 5);
+
+    let text = metrics_text(&bridge).await;
+    assert_eq!(
+        rate_limited_metric(&text, "tool_class"),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(rate_limited_metric(&text, "token"), None, "{text}");
+}
+
+#[tokio::test]
+async fn anonymous_callers_are_limited_per_client_address() {
+    let server = upstream().await;
+    let tail = "[rate_limits]\nanonymous = { requests = 3, per = \"1m\", burst = 3 }\n";
+    let bridge = with_config(&config(&server.uri(), true, NO_RETRIES, tail)).await;
+    let anonymous = connect(&bridge.url, None).await;
+
+    for i in 1..=3 {
+        ok(&search(&anonymous, i).await);
+    }
+    assert_eq!(count(&server, INVENTORY_PATH).await, 3);
+    assert_rate_limited(&search(&anonymous, 4).await, "anonymous", 60_000);
+    // A new session from the same address shares the quota.
+    let again = connect(&bridge.url, None).await;
+    assert_rate_limited(&search(&again, 5).await, "anonymous", 60_000);
+    assert_rate_limited(
+        &call(&again, "dealership.list", json!({})).await,
+        "anonymous",
+        60_000,
+    );
+    assert_eq!(
+        count(&server, INVENTORY_PATH).await,
+        3,
+        "refused calls never reach the upstream"
+    );
+
+    // A token holder from the same address is not an anonymous caller.
+    let holder = connect(&bridge.url, Some("acme-token")).await;
+    for i in 1..=4 {
+        ok(&search(&holder, i).await);
+    }
+    assert_eq!(count(&server, INVENTORY_PATH).await, 7);
+
+    let text = metrics_text(&bridge).await;
+    assert_eq!(rate_limited_metric(&text, "anonymous"), Some(3.0), "{text}");
+    assert_eq!(rate_limited_metric(&text, "token"), None, "{text}");
+}
+
+#[tokio::test]
+async fn metrics_count_refusals_by_scope() {
+    let server = upstream().await;
+    let tail = "[rate_limits]\nper_token = { requests = 5, per = \"1m\", burst = 5 }\nper_class = { read = { requests = 3, per = \"1m\", burst = 3 } }\nanonymous = { requests = 1, per = \"1m\", burst = 1 }\n";
+    let bridge = with_config(&config(&server.uri(), true, NO_RETRIES, tail)).await;
+    let text = metrics_text(&bridge).await;
+    for scope in ["token", "tool_class", "anonymous", "upstream"] {
+        assert_eq!(rate_limited_metric(&text, scope), None, "{text}");
+    }
+
+    // acme: 3 reads allowed by its class quota; the 4th and 5th are refused by
+    // the class quota, and from the 6th on its token quota (5) is spent too.
+    let acme = connect(&bridge.url, Some("acme-token")).await;
+    for i in 1..=3 {
+        ok(&search(&acme, i).await);
+    }
+    assert_rate_limited(&search(&acme, 4).await, "tool_class", 60_000);
+    assert_rate_limited(&search(&acme, 5).await, "tool_class", 60_000);
+    assert_rate_limited(&search(&acme, 6).await, "token", 60_000);
+    assert_rate_limited(&search(&acme, 7).await, "token", 60_000);
+    // The anonymous caller: 1 allowed, 3 refused.
+    let anonymous = connect(&bridge.url, None).await;
+    ok(&search(&anonymous, 1).await);
+    for i in 2..=4 {
+        assert_rate_limited(&search(&anonymous, i).await, "anonymous", 60_000);
+    }
+    assert_eq!(count(&server, INVENTORY_PATH).await, 4);
+
+    let text = metrics_text(&bridge).await;
+    assert_eq!(
+        rate_limited_metric(&text, "tool_class"),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(rate_limited_metric(&text, "token"), Some(2.0), "{text}");
+    assert_eq!(rate_limited_metric(&text, "anonymous"), Some(3.0), "{text}");
+    assert_eq!(rate_limited_metric(&text, "upstream"), None, "{text}");
+    let type_line = text
+        .lines()
+        .find(|l| l.starts_with("# TYPE dms_bridge_rate_limited "))
+        .unwrap_or_else(|| panic!("no TYPE line for dms_bridge_rate_limited in:\n{text}"));
+    assert!(type_line.ends_with("counter"), "{type_line}");
+}
+
+/// Records when each inventory request arrives, then answers with the fixture.
+struct Arrivals(Arc<Mutex<Vec<Instant>>>);
+
+impl Respond for Arrivals {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        self.0.lock().unwrap().push(Instant::now());
+        inventory_ok()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_upstream_quota_holds_under_ten_times_its_load() {
+    let server = MockServer::start().await;
+    mount_token(&server).await;
+    let arrivals = Arc::new(Mutex::new(Vec::new()));
+    Mock::given(method("GET"))
+        .and(path(INVENTORY_PATH))
+        .respond_with(Arrivals(arrivals.clone()))
+        .named("inventory")
+        .mount(&server)
+        .await;
+    let resilience = r#"{ rate_limit = { requests = 4, per = "1s", burst = 1 }, max_queue_wait = "1500ms", retries = { max = 0 } }"#;
+    let tail = "[rate_limits]\nper_token = { requests = 100000, per = \"1m\", burst = 10000 }\n";
+    let bridge = with_config(&config(&server.uri(), false, resilience, tail)).await;
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        clients.push(Arc::new(connect(&bridge.url, Some("acme-token")).await));
+    }
+    // Fetch the OAuth token first, then let the quota refill completely.
+    ok(&search(&clients[0], 100).await);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for i in 0..40u32 {
+        let client = clients[i as usize % clients.len()].clone();
+        tasks.push(tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(25) * i).await;
+            search(&client, i + 1).await
+        }));
+    }
+    let mut results = Vec::new();
+    for task in tasks {
+        results.push(task.await.unwrap());
+    }
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "bounded by the queue wait, took {took:?}"
+    );
+
+    let mut succeeded = 0;
+    let mut refused = 0;
+    for result in &results {
+        if result.is_error == Some(true) {
+            let error = err(result);
+            assert_eq!(
+                error["code"], "rate_limited",
+                "only the bridge's own quota may refuse: {error}"
+            );
+            assert_eq!(error["details"]["scope"], "upstream", "{error}");
+            assert_eq!(error["retryable"], true, "{error}");
+            let wait = error["details"]["retry_after_ms"].as_u64().unwrap();
+            assert!((1..=1_500).contains(&wait), "{error}");
+            refused += 1;
+        } else {
+            ok(result);
+            succeeded += 1;
+        }
+    }
+    assert_eq!(succeeded + refused, 40);
+    assert!(
+        succeeded >= 1 && refused >= 1,
+        "{succeeded} ok, {refused} refused"
+    );
+    // Over ~1 s of firing plus at most 1.5 s of queueing, 4/s allows about 11.
+    assert!(
+        (5..=15).contains(&succeeded),
+        "{succeeded} of 40 calls got through a 4/s quota in {took:?}"
+    );
+
+    let times = arrivals.lock().unwrap().clone();
+    assert_eq!(
+        times.len(),
+        succeeded + 1,
+        "every success made one request, every refusal none"
+    );
+    assert_eq!(count(&server, INVENTORY_PATH).await, succeeded + 1);
+    let mut worst = 0;
+    for (i, start) in times.iter().enumerate() {
+        let in_window = times[i..]
+            .iter()
+            .take_while(|t| t.duration_since(*start) < Duration::from_secs(1))
+            .count();
+        worst = worst.max(in_window);
+    }
+    assert!(
+        worst <= 5,
+        "{worst} upstream requests within one second (quota 4/s + burst 1): {:?}",
+        times
+            .iter()
+            .map(|t| t.duration_since(times[0]).as_millis())
+            .collect::<Vec<_>>()
+    );
+
+    let text = metrics_text(&bridge).await;
+    assert_eq!(
+        rate_limited_metric(&text, "upstream"),
+        Some(refused as f64),
+        "{text}"
+    );
+    assert_eq!(rate_limited_metric(&text, "token"), None, "{text}");
+}
