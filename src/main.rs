@@ -1,13 +1,19 @@
 //! Thin entry point: parse the command line, set up logging on stderr, run.
 
 use clap::Parser;
+
+// The bridge allocates many small JSON nodes per call; mimalloc handles that
+// pattern markedly better than glibc's allocator (see BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use dms_bridge::cli::{Cli, run};
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    init_logging(&cli.log_format);
+    // Held until exit: dropping it flushes the log lines still queued.
+    let _log_guard = init_logging(&cli.log_format);
     match run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
@@ -17,16 +23,23 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
-/// Logs go to stderr: in stdio mode stdout carries the MCP stream.
-fn init_logging(format: &str) {
+/// Logs go to stderr (in stdio mode stdout carries the MCP stream), written by
+/// a background thread so a tool call never waits on the terminal or a pipe.
+fn init_logging(format: &str) -> tracing_appender::non_blocking::WorkerGuard {
     let filter = EnvFilter::try_from_env("DMS_BRIDGE_LOG")
         .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"));
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
+        .finish(std::io::stderr());
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_ansi(ansi)
+        .with_writer(writer);
     if format == "json" {
         builder.json().flatten_event(true).init();
     } else {
         builder.init();
     }
+    guard
 }

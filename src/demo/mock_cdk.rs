@@ -88,6 +88,21 @@ fn serde_urlencoded_pairs(body: &str) -> HashMap<String, String> {
         .unwrap_or_default()
 }
 
+#[derive(serde::Serialize)]
+struct Page<'a> {
+    summary: Summary,
+    results: &'a [&'a Value],
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Summary {
+    count: usize,
+    total_count: usize,
+    limit: usize,
+    offset: usize,
+}
+
 fn fortellis_error(status: StatusCode, code: &str, message: &str) -> Response {
     (
         status,
@@ -158,10 +173,16 @@ async fn inventory(
         .filter(|v| include_deleted || v.get("deleted") != Some(&Value::Bool(true)))
         .collect();
     let page: Vec<&Value> = units.iter().skip(offset).take(limit).copied().collect();
-    let body = json!({
-        "summary": { "count": page.len(), "totalCount": units.len(), "limit": limit, "offset": offset },
-        "results": page,
-    });
+    // Serialized straight from the fixture: no per-request copy of the records.
+    let body = Page {
+        summary: Summary {
+            count: page.len(),
+            total_count: units.len(),
+            limit,
+            offset,
+        },
+        results: &page,
+    };
     let mut response = axum::Json(body).into_response();
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert("request-id", value);

@@ -19,12 +19,25 @@ use crate::model::Domain;
 
 /// A cached result.
 pub struct Cached {
-    pub value: Value,
-    /// Size of `value` serialized, checked against `max_result_bytes`.
-    pub size: usize,
+    pub payload: Payload,
     pub stored_at: DateTime<Utc>,
     stored: Instant,
     ttl: Duration,
+}
+
+/// A tool result and its JSON text, serialized once: the text is both the
+/// MCP text content and what the result size limit measures.
+#[derive(Debug, Clone)]
+pub struct Payload {
+    pub value: Value,
+    pub text: String,
+}
+
+impl Payload {
+    pub fn new(value: Value) -> Self {
+        let text = serde_json::to_string(&value).unwrap_or_default();
+        Self { value, text }
+    }
 }
 
 /// How a result was obtained, for the caller (`_meta`) and the audit record.
@@ -117,13 +130,9 @@ impl ReadCache {
             .entries
             .try_get_with(key, async {
                 computed.store(true, Ordering::Relaxed);
-                let value = compute.await?;
-                let size = serde_json::to_vec(&value)
-                    .map(|v| v.len())
-                    .unwrap_or(usize::MAX);
+                let payload = Payload::new(compute.await?);
                 Ok::<_, ToolError>(Arc::new(Cached {
-                    value,
-                    size,
+                    payload,
                     stored_at: Utc::now(),
                     stored: Instant::now(),
                     ttl,
@@ -217,7 +226,7 @@ mod tests {
             .await
             .unwrap();
         assert!(!third.hit);
-        assert_eq!(entry.value, serde_json::json!(3));
+        assert_eq!(entry.payload.value, serde_json::json!(3));
         assert_ne!(
             cache.key("d", Domain::Inventory, "t", "{}"),
             cache.key("e", Domain::Inventory, "t", "{}")

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tracing::Instrument;
 
 use super::auth::Principal;
-use super::cache::CacheInfo;
+use super::cache::{CacheInfo, Payload};
 use super::error::{ErrorCode, Problems, ToolError};
 use super::limits::rate_limited;
 use super::metrics::{CacheLabels, RateLimitLabels};
@@ -43,7 +43,7 @@ pub struct Caller {
 /// A finished call.
 #[derive(Debug)]
 pub struct CallOutcome {
-    pub result: Result<Value, ToolError>,
+    pub result: Result<Payload, ToolError>,
     /// Present when the result went through the read cache.
     pub cache: Option<CacheInfo>,
     pub trace_id: String,
@@ -113,7 +113,7 @@ impl Gateway {
         tool: ToolId,
         caller: &Caller,
         args: Value,
-    ) -> (Result<Value, ToolError>, Facts) {
+    ) -> (Result<Payload, ToolError>, Facts) {
         let mut facts = Facts::default();
         let result = match tool {
             ToolId::DealershipList => {
@@ -147,7 +147,7 @@ impl Gateway {
         args: Value,
         facts: &mut Facts,
         handler: F,
-    ) -> Result<Value, ToolError>
+    ) -> Result<Payload, ToolError>
     where
         A: ToolArgs,
         F: FnOnce(ToolContext<'a>, A) -> Fut,
@@ -165,7 +165,11 @@ impl Gateway {
                 message: "arguments do not match the tool's schema".into(),
             }])
         })?;
-        facts.dealership = parsed.dealership_id().map(str::to_owned);
+        // Only a dealership that exists is recorded: an unchecked id is caller text (possibly PII).
+        facts.dealership = parsed
+            .dealership_id()
+            .filter(|id| self.dealership(id).is_some())
+            .map(str::to_owned);
         let dealership = match parsed.dealership_id() {
             Some(id) => Some(self.authorize(principal, id, tool)?),
             None => None,
@@ -222,7 +226,7 @@ impl Gateway {
                 Err(ToolError::new(ErrorCode::UpstreamTimeout, "The call took longer than the bridge allows. Try again, or narrow the request."))
             })
         };
-        let (value, size) = match (cache_ttl, canonical, tool.domain(), dealership) {
+        let payload = match (cache_ttl, canonical, tool.domain(), dealership) {
             (Some(ttl), Some(canonical), Some(domain), Some(d)) => {
                 let key = self
                     .inner
@@ -239,18 +243,12 @@ impl Gateway {
                     })
                     .inc();
                 facts.cache = Some(info);
-                (entry.value.clone(), entry.size)
+                entry.payload.clone()
             }
-            _ => {
-                let value = work.await?;
-                let size = serde_json::to_vec(&value)
-                    .map(|v| v.len())
-                    .unwrap_or(usize::MAX);
-                (value, size)
-            }
+            _ => Payload::new(work.await?),
         };
-        self.check_size(size)?;
-        Ok(value)
+        self.check_size(payload.text.len())?;
+        Ok(payload)
     }
 
     fn check_size(&self, size: usize) -> Result<(), ToolError> {
@@ -290,7 +288,6 @@ impl Gateway {
                 ErrorCode::AuthForbidden,
                 "Your token does not grant access to that dealership.",
             )
-            .with_details(json!({ "dealership_id": id }))
             .with_next_tool_call(
                 "dealership.list",
                 json!({}),

@@ -9,8 +9,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
     RequestMetaObject, ServerCapabilities, ServerConfig, Tool,
 };
@@ -56,9 +56,14 @@ impl McpServer {
         ctx: &RequestContext<RoleServer>,
         meta: Option<&RequestMetaObject>,
     ) -> Result<Caller, McpError> {
-        let from_meta = meta
-            .and_then(|m| m.0.0.get("traceparent"))
-            .and_then(|v| v.as_str())
+        // rmcp moves the request's `_meta` into the context; look there first.
+        let from_meta = ctx
+            .meta
+            .get_traceparent()
+            .or_else(|| {
+                meta.and_then(|m| m.0.0.get("traceparent"))
+                    .and_then(|v| v.as_str())
+            })
             .and_then(TraceContext::from_traceparent);
         if let Some(principal) = &self.fixed_principal {
             return Ok(Caller {
@@ -197,7 +202,12 @@ impl ServerHandler for McpServer {
 /// The MCP result: structured content, plus `_meta` saying how fresh it is.
 fn result_of(outcome: CallOutcome) -> CallToolResult {
     let result = match outcome.result {
-        Ok(value) => CallToolResult::structured(value),
+        Ok(payload) => {
+            // The text was serialized once in the pipeline; reuse it rather than serialize again.
+            let mut result = CallToolResult::success(vec![ContentBlock::text(payload.text)]);
+            result.structured_content = Some(payload.value);
+            result
+        }
         Err(error) => CallToolResult::structured_error(error.to_json()),
     };
     let mut meta = JsonObject::new();

@@ -62,13 +62,9 @@ pub async fn read(
         .await
         .map_err(|_| McpError::internal_error("resource tool missing", None))?;
     match outcome.result {
-        Ok(value) => {
-            let text = serde_json::to_string(&value)
-                .map_err(|_| McpError::internal_error("serialization", None))?;
-            Ok(ReadResourceResult::new(vec![
-                ResourceContents::text(text, uri).with_mime_type(JSON),
-            ]))
-        }
+        Ok(payload) => Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(payload.text, uri).with_mime_type(JSON),
+        ])),
         Err(error) => {
             let data = Some(error.to_json());
             Err(match error.code {

@@ -44,12 +44,13 @@ pub fn normalize(vin: &str) -> String {
 
 /// Checks a normalized VIN.
 pub fn check(vin: &str) -> Result<(), VinProblem> {
-    let chars: Vec<char> = vin.chars().collect();
-    if chars.len() != 17 {
-        return Err(VinProblem::Length(chars.len()));
+    let bytes = vin.as_bytes();
+    if bytes.len() != 17 || !vin.is_ascii() {
+        return Err(VinProblem::Length(vin.chars().count()));
     }
     let mut sum = 0;
-    for (index, &c) in chars.iter().enumerate() {
+    for (index, &b) in bytes.iter().enumerate() {
+        let c = char::from(b);
         let value = transliterate(c).ok_or(VinProblem::Character {
             position: index + 1,
             found: c,
@@ -60,7 +61,7 @@ pub fn check(vin: &str) -> Result<(), VinProblem> {
         10 => 'X',
         r => char::from_digit(r, 10).unwrap_or('?'),
     };
-    let found = chars[8];
+    let found = char::from(bytes[8]);
     if found != expected && is_north_american(vin) {
         return Err(VinProblem::CheckDigit { expected, found });
     }

@@ -5,7 +5,10 @@ use chrono_tz::Tz;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::path::scalar_text;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use super::path::{scalar_str, scalar_text};
 use super::spec::{Field, Test, VehicleMapping};
 use crate::model::money::parse_amount;
 use crate::model::{Condition, DistanceUnit, Mileage, Money, Vehicle, VehicleStatus, vin};
@@ -118,38 +121,56 @@ pub fn map_vehicle(
 /// `veh_` + 16 hex digits of SHA-256(dealership, upstream key): stable across
 /// refreshes and restarts, and not the VIN (AutomotiveMCP §3.3).
 pub fn vehicle_id(dealership_id: &str, key: &str) -> String {
+    use std::fmt::Write;
     let digest = Sha256::digest(format!(
         "{dealership_id}\u{1f}{}",
         key.trim().to_ascii_uppercase()
     ));
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("veh_{hex}")
+    let mut id = String::with_capacity(20);
+    id.push_str("veh_");
+    for b in digest.iter().take(8) {
+        let _ = write!(id, "{b:02x}");
+    }
+    id
 }
 
 fn field<'m>(mapping: &'m VehicleMapping, name: &str) -> Option<&'m Field> {
-    mapping.fields.iter().find(|f| f.name == name)
+    mapping.field(name)
 }
 
-fn raw_text(f: &Field, record: &Value) -> Option<String> {
+/// The first non-blank value of the field's paths, borrowed from the record.
+fn raw_text<'r>(f: &Field, record: &'r Value) -> Option<Cow<'r, str>> {
     f.paths
         .iter()
-        .find_map(|p| p.first(record).and_then(scalar_text))
+        .find_map(|p| p.first(record).and_then(scalar_str))
         .filter(|t| !t.is_empty())
+}
+
+/// Case-insensitive lookup in a (small) code table.
+fn lookup<'t>(table: &'t BTreeMap<String, String>, raw: &str) -> Option<&'t String> {
+    table
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(raw))
+        .map(|(_, v)| v)
 }
 
 fn text(mapping: &VehicleMapping, name: &str, record: &Value) -> Option<String> {
     let f = field(mapping, name)?;
-    let raw = raw_text(f, record).or_else(|| f.default.clone())?;
-    match &f.table {
-        Some(table) => Some(table.get(&raw.to_ascii_lowercase()).cloned().unwrap_or(raw)),
-        None => Some(raw),
+    let raw = raw_text(f, record).or_else(|| f.default.as_deref().map(Cow::Borrowed))?;
+    match f.table.as_ref().and_then(|t| lookup(t, &raw)) {
+        Some(translated) => Some(translated.clone()),
+        None => Some(raw.into_owned()),
     }
 }
 
 fn integer(mapping: &VehicleMapping, name: &str, record: &Value) -> Option<i64> {
     let raw = raw_text(field(mapping, name)?, record)?;
-    let digits: String = raw.chars().filter(|c| *c != ',').collect();
-    digits.split('.').next()?.parse().ok()
+    let whole = raw.split('.').next()?;
+    if whole.contains(',') {
+        whole.replace(',', "").parse().ok()
+    } else {
+        whole.parse().ok()
+    }
 }
 
 fn enum_value(mapping: &VehicleMapping, name: &str, record: &Value) -> Option<String> {
@@ -158,20 +179,20 @@ fn enum_value(mapping: &VehicleMapping, name: &str, record: &Value) -> Option<St
         return Some(rule.value.clone());
     }
     let translated = raw_text(f, record).and_then(|raw| match &f.table {
-        Some(table) => table.get(&raw.to_ascii_lowercase()).cloned(),
+        Some(table) => lookup(table, &raw).cloned(),
         None => Some(raw.to_ascii_lowercase()),
     });
     translated.or_else(|| f.default.clone())
 }
 
 fn matches(test: &Test, record: &Value) -> bool {
-    let Some(found) = test.path.first(record).and_then(scalar_text) else {
+    let Some(found) = test.path.first(record).and_then(scalar_str) else {
         return false;
     };
     let equals = test
         .equals
         .as_ref()
-        .and_then(scalar_text)
+        .and_then(scalar_str)
         .is_some_and(|want| want.eq_ignore_ascii_case(&found));
     equals
         || test
@@ -192,28 +213,31 @@ fn money(f: &Field, record: &Value, default_currency: &str) -> Option<Money> {
 }
 
 fn mileage(f: &Field, record: &Value) -> Option<Mileage> {
-    let raw = raw_text(f, record)?.to_ascii_lowercase();
-    let digits: String = raw
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '.')
-        .filter(|c| *c != ',')
-        .collect();
-    let value: u64 = digits.split('.').next()?.parse().ok()?;
+    let raw = raw_text(f, record)?;
+    let number_end = raw
+        .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
+        .unwrap_or(raw.len());
+    let whole = raw[..number_end].split('.').next()?;
+    let value: u64 = if whole.contains(',') {
+        whole.replace(',', "").parse().ok()?
+    } else {
+        whole.parse().ok()?
+    };
+    let rest = raw[number_end..].to_ascii_lowercase();
     let from_unit_path = f
         .unit_path
         .as_ref()
         .and_then(|p| p.first(record))
-        .and_then(scalar_text)
-        .map(|u| {
-            let u = u.to_ascii_lowercase();
-            f.unit_table
-                .as_ref()
-                .and_then(|t| t.get(&u).cloned())
-                .unwrap_or(u)
-        });
-    let from_text = if raw.ends_with("km") || raw.contains("kilomet") {
+        .and_then(scalar_str)
+        .map(
+            |u| match f.unit_table.as_ref().and_then(|t| lookup(t, &u)) {
+                Some(unit) => unit.clone(),
+                None => u.to_ascii_lowercase(),
+            },
+        );
+    let from_text = if rest.trim_end().ends_with("km") || rest.contains("kilomet") {
         Some("km".to_owned())
-    } else if raw.contains("mi") {
+    } else if rest.contains("mi") {
         Some("mi".to_owned())
     } else {
         None
@@ -233,7 +257,8 @@ const DEFAULT_DATE_FORMATS: &[&str] = &["%Y-%m-%d", "%m/%d/%Y", "%Y%m%d", "%m/%d
 
 fn date(f: &Field, record: &Value) -> Option<NaiveDate> {
     let raw = raw_text(f, record)?;
-    if let Ok(dt) = DateTime::parse_from_rfc3339(&raw) {
+    let raw: &str = &raw;
+    if let Ok(dt) = DateTime::parse_from_rfc3339(raw) {
         return Some(dt.date_naive());
     }
     let formats: Vec<&str> = if f.formats.is_empty() {
@@ -241,7 +266,7 @@ fn date(f: &Field, record: &Value) -> Option<NaiveDate> {
     } else {
         f.formats.iter().map(String::as_str).collect()
     };
-    let date_part = raw.split(['T', ' ']).next().unwrap_or(&raw);
+    let date_part = raw.split(['T', ' ']).next().unwrap_or(raw);
     formats
         .iter()
         .find_map(|fmt| NaiveDate::parse_from_str(date_part, fmt).ok())

@@ -23,6 +23,8 @@ enum Segment {
 pub struct ValuePath {
     text: String,
     segments: Vec<Segment>,
+    /// Whether a `[*]` segment can yield several values.
+    fans_out: bool,
 }
 
 impl ValuePath {
@@ -30,13 +32,15 @@ impl ValuePath {
         let Some(rest) = text.strip_prefix('/') else {
             return Err(format!("path {text:?} must start with /"));
         };
-        let segments = rest
+        let segments: Vec<Segment> = rest
             .split('/')
             .map(parse_segment)
             .collect::<Result<_, _>>()?;
+        let fans_out = segments.iter().any(|s| matches!(s, Segment::Each(_)));
         Ok(Self {
             text: text.to_owned(),
             segments,
+            fans_out,
         })
     }
 
@@ -57,9 +61,17 @@ impl ValuePath {
         current
     }
 
-    /// The first value that is present and not null or blank.
+    /// The first value that is present and not null or blank. Mapping runs this
+    /// for every field of every record, so single-valued paths walk without allocating.
     pub fn first<'a>(&self, root: &'a Value) -> Option<&'a Value> {
-        self.resolve(root).into_iter().find(|v| !is_blank(v))
+        if self.fans_out {
+            return self.resolve(root).into_iter().find(|v| !is_blank(v));
+        }
+        let mut current = root;
+        for segment in &self.segments {
+            current = step_one(segment, current)?;
+        }
+        (!is_blank(current)).then_some(current)
     }
 }
 
@@ -89,6 +101,23 @@ fn step<'a>(segment: &Segment, value: &'a Value, out: &mut Vec<&'a Value>) {
     }
 }
 
+fn step_one<'a>(segment: &Segment, value: &'a Value) -> Option<&'a Value> {
+    match segment {
+        Segment::Key(key) => value.get(key),
+        Segment::Index(i) => value.get(*i),
+        Segment::Select {
+            key,
+            field,
+            value: wanted,
+        } => value.get(key)?.as_array()?.iter().find(|item| {
+            item.get(field)
+                .and_then(scalar_str)
+                .is_some_and(|t| t.eq_ignore_ascii_case(wanted))
+        }),
+        Segment::Each(_) => None,
+    }
+}
+
 fn parse_segment(segment: &str) -> Result<Segment, String> {
     if segment.is_empty() {
         return Err("empty path segment".into());
@@ -113,6 +142,17 @@ fn parse_segment(segment: &str) -> Result<Segment, String> {
         field: field.to_owned(),
         value: value.to_owned(),
     })
+}
+
+/// Text of a scalar (string, number or boolean), trimmed, borrowed where possible.
+pub fn scalar_str(value: &Value) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    match value {
+        Value::String(s) => Some(Cow::Borrowed(s.trim())),
+        Value::Number(n) => Some(Cow::Owned(n.to_string())),
+        Value::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
+        _ => None,
+    }
 }
 
 /// Text of a scalar (string, number or boolean), trimmed.

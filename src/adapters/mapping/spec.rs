@@ -203,9 +203,16 @@ pub struct VehicleMapping {
     pub identity: Vec<ValuePath>,
     pub sold_when: Vec<Test>,
     pub fields: Vec<Field>,
+    /// Canonical field name → index in `fields` (looked up for every field of every record).
+    by_name: std::collections::HashMap<&'static str, usize>,
 }
 
 impl VehicleMapping {
+    /// The mapping of one canonical field, if the mapping fills it.
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.by_name.get(name).map(|&i| &self.fields[i])
+    }
+
     /// Parses and compiles a mapping file; all problems are returned together.
     pub fn from_toml(text: &str) -> Result<Self, Vec<String>> {
         let file: MappingFile = toml::from_str(text).map_err(|e| vec![e.message().to_owned()])?;
@@ -273,12 +280,18 @@ fn compile(file: MappingFile) -> Result<VehicleMapping, Vec<String>> {
         }
     }
     if errors.is_empty() {
+        let by_name = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.name, i))
+            .collect();
         Ok(VehicleMapping {
             name: file.name,
             feed_format: file.source.map(|s| s.format),
             identity,
             sold_when,
             fields,
+            by_name,
         })
     } else {
         Err(errors)
