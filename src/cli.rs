@@ -118,10 +118,17 @@ async fn run_demo(
         .context("starting the mock upstreams")?;
     let mut cfg = demo::config(&mocks, listen).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
     cfg.cache.enabled = !no_cache;
+    // The demo's store (audit records) lives in a temporary file, removed at exit:
+    // on disk so a long demo or a load test does not grow the process's memory.
+    let store = std::env::temp_dir().join(format!("dms-bridge-demo-{}.db", std::process::id()));
+    cfg.store.url = format!("sqlite://{}", store.display());
     let banner = demo_banner(&mocks, listen, stdio);
-    Box::pin(serve(&cfg, Path::new("."), stdio, Some(banner))).await?;
+    let result = Box::pin(serve(&cfg, Path::new("."), stdio, Some(banner))).await;
     cancel.cancel();
-    Ok(())
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", store.display()));
+    }
+    result
 }
 
 fn demo_banner(mocks: &demo::MockUpstreams, listen: SocketAddr, stdio: bool) -> String {
