@@ -409,23 +409,16 @@ async fn the_upstream_quota_holds_under_ten_times_its_load() {
         }
     }
     assert_eq!(succeeded + refused, 40);
-    assert!(
-        succeeded >= 1 && refused >= 1,
-        "{succeeded} ok, {refused} refused"
-    );
-    // Over ~1 s of firing plus at most 1.5 s of queueing, 4/s allows about 11.
-    assert!(
-        (5..=15).contains(&succeeded),
-        "{succeeded} of 40 calls got through a 4/s quota in {took:?}"
-    );
-
+    assert!(succeeded >= 1, "{succeeded} ok, {refused} refused");
+    // Concurrent reads of one dealership's inventory share an upstream request,
+    // so 40 calls in ~1 s need only a handful of requests, within the quota.
     let times = arrivals.lock().unwrap().clone();
-    assert_eq!(
-        times.len(),
-        succeeded + 1,
-        "every success made one request, every refusal none"
+    assert!(
+        times.len() < 40,
+        "{} upstream requests for 40 calls",
+        times.len()
     );
-    assert_eq!(count(&server, INVENTORY_PATH).await, succeeded + 1);
+    assert_eq!(count(&server, INVENTORY_PATH).await, times.len());
     let mut worst = 0;
     for (i, start) in times.iter().enumerate() {
         let in_window = times[i..]
@@ -444,10 +437,101 @@ async fn the_upstream_quota_holds_under_ten_times_its_load() {
     );
 
     let text = metrics_text(&bridge).await;
-    assert_eq!(
-        rate_limited_metric(&text, "upstream"),
-        Some(refused as f64),
-        "{text}"
-    );
+    let expected = (refused > 0).then_some(refused as f64);
+    assert_eq!(rate_limited_metric(&text, "upstream"), expected, "{text}");
     assert_eq!(rate_limited_metric(&text, "token"), None, "{text}");
+}
+
+/// Eight rooftops on one DMS share its quota: their reads cannot be joined
+/// (each dealership has its own adapter), so the quota must queue or refuse them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rooftops_sharing_an_upstream_share_its_quota() {
+    let server = MockServer::start().await;
+    mount_token(&server).await;
+    let arrivals = Arc::new(Mutex::new(Vec::new()));
+    Mock::given(method("GET"))
+        .and(path(INVENTORY_PATH))
+        .respond_with(Arrivals(arrivals.clone()))
+        .mount(&server)
+        .await;
+    let rooftops: Vec<String> = (0..8).map(|i| format!("roof{i}")).collect();
+    let dealerships: String = rooftops
+        .iter()
+        .map(|id| {
+            format!(
+                "[[dealerships]]\nid = \"{id}\"\nname = \"{id}\"\ntimezone = \"America/Chicago\"\n\
+                 address = {{ line1 = \"1 Main St\", city = \"Springfield\", region = \"IL\", postal_code = \"62701\", country = \"US\" }}\n\
+                 routes = {{ inventory = \"cdk\" }}\n\n"
+            )
+        })
+        .collect();
+    let toml = format!(
+        r#"
+[limits]
+call_timeout = "5s"
+
+[cache]
+enabled = false
+
+[rate_limits]
+per_token = {{ requests = 100000, per = "1m", burst = 10000 }}
+
+{dealerships}
+[upstreams.cdk]
+kind = "rest"
+profile = "cdk-fortellis"
+base_url = "{uri}/cdk"
+token_url = "{uri}/oauth2/token"
+client_id = {{ value = "id" }}
+client_secret = {{ value = "secret" }}
+vars = {{ subscription_id = "sub-123" }}
+resilience = {{ rate_limit = {{ requests = 2, per = "1s", burst = 1 }}, max_queue_wait = "300ms", retries = {{ max = 0 }} }}
+
+[[tokens]]
+name = "group"
+secret = {{ value = "group-token" }}
+dealerships = ["*"]
+scopes = ["amcp:inventory:read"]
+"#,
+        uri = server.uri()
+    );
+    let bridge = with_config(&toml).await;
+    let client = Arc::new(connect(&bridge.url, Some("group-token")).await);
+    let tasks: Vec<_> = rooftops
+        .iter()
+        .map(|id| {
+            let (client, id) = (client.clone(), id.clone());
+            tokio::spawn(async move {
+                call(
+                    &client,
+                    "inventory.search",
+                    json!({ "dealership_id": id, "limit": 1 }),
+                )
+                .await
+            })
+        })
+        .collect();
+    let (mut succeeded, mut refused) = (0, 0);
+    for task in tasks {
+        let result = task.await.unwrap();
+        if result.is_error == Some(true) {
+            let error = err(&result);
+            assert_eq!(error["code"], "rate_limited", "{error}");
+            assert_eq!(error["details"]["scope"], "upstream", "{error}");
+            refused += 1;
+        } else {
+            succeeded += 1;
+        }
+    }
+    // Burst 1 now plus one more within the 300 ms queue wait at 2/s: at most 2 get through.
+    assert!(
+        (1..=2).contains(&succeeded),
+        "{succeeded} ok, {refused} refused"
+    );
+    assert_eq!(succeeded + refused, 8);
+    assert_eq!(
+        arrivals.lock().unwrap().len(),
+        succeeded,
+        "refused calls never reach the upstream"
+    );
 }

@@ -4,6 +4,7 @@
 pub mod catalog;
 mod error;
 pub mod feed;
+mod flight;
 pub mod http;
 pub mod mapping;
 pub mod resilience;

@@ -16,6 +16,7 @@ use secrecy::SecretString;
 use self::auth::{OAuthClient, UpstreamAuth};
 use self::profile::{AuthSpec, ErrorSpec, OperationSpec, Profile};
 use self::template::{Template, TemplateContext};
+use super::flight::Flight;
 use super::mapping::{ValuePath, VehicleMapping};
 use super::resilience::UpstreamPolicy;
 use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance, catalog};
@@ -44,6 +45,8 @@ pub struct RestAdapter {
     errors: CompiledErrors,
     inventory: Option<Operation>,
     dealership: DealershipContext,
+    /// Concurrent inventory reads share one upstream request.
+    flight: Flight,
 }
 
 /// A profile operation with its templates and mapping compiled.
@@ -144,6 +147,7 @@ impl RestAdapter {
             errors: compiled_errors,
             inventory,
             dealership,
+            flight: Flight::default(),
         })
     }
 
@@ -286,6 +290,8 @@ impl UpstreamAdapter for RestAdapter {
 
     async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {
         let op = self.inventory.as_ref().ok_or(AdapterError::Unsupported)?;
-        self.list_inventory(op).await.map(Arc::new)
+        self.flight
+            .run(async { self.list_inventory(op).await.map(Arc::new) })
+            .await
     }
 }
