@@ -16,31 +16,11 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const TOKEN_PATH: &str = "/oauth2/token";
-const INVENTORY_PATH: &str = "/cdk/sales/inventory/v2/merchandisable-vehicles/";
 const CACHE_META: &str = "io.dms-bridge/cache";
 
 /// Generous caller quotas so that the defaults never interfere with many calls.
 const GENEROUS_QUOTAS: &str =
     "\n[rate_limits]\nper_token = { requests = 100000, per = \"1m\", burst = 10000 }\n";
-
-async fn mount_token(server: &MockServer) {
-    Mock::given(method("POST"))
-        .and(path(TOKEN_PATH))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_raw(fixture("cdk/token.json"), "application/json"),
-        )
-        .named("token endpoint")
-        .mount(server)
-        .await;
-}
-
-fn inventory_ok() -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(
-        fixture("cdk/merchandisable-vehicles.json"),
-        "application/json",
-    )
-}
 
 async fn mount_inventory(server: &MockServer, response: ResponseTemplate) {
     Mock::given(method("GET"))
@@ -56,16 +36,6 @@ async fn upstream(response: ResponseTemplate) -> MockServer {
     mount_token(&server).await;
     mount_inventory(&server, response).await;
     server
-}
-
-async fn count(server: &MockServer, wanted: &str) -> usize {
-    server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .filter(|r| r.url.path() == wanted)
-        .count()
 }
 
 /// The whole result as JSON, as it travelled (with `_meta`).

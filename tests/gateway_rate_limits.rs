@@ -15,27 +15,6 @@ use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-const TOKEN_PATH: &str = "/oauth2/token";
-const INVENTORY_PATH: &str = "/cdk/sales/inventory/v2/merchandisable-vehicles/";
-
-async fn mount_token(server: &MockServer) {
-    Mock::given(method("POST"))
-        .and(path(TOKEN_PATH))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_raw(fixture("cdk/token.json"), "application/json"),
-        )
-        .named("token endpoint")
-        .mount(server)
-        .await;
-}
-
-fn inventory_ok() -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(
-        fixture("cdk/merchandisable-vehicles.json"),
-        "application/json",
-    )
-}
-
 async fn upstream() -> MockServer {
     let server = MockServer::start().await;
     mount_token(&server).await;
@@ -46,16 +25,6 @@ async fn upstream() -> MockServer {
         .mount(&server)
         .await;
     server
-}
-
-async fn count(server: &MockServer, wanted: &str) -> usize {
-    server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .filter(|r| r.url.path() == wanted)
-        .count()
 }
 
 /// A config for dealership `acme` (anonymous inventory optional) on a CDK REST
@@ -138,14 +107,6 @@ fn assert_rate_limited(result: &CallToolResult, scope: &str, max_wait_ms: u64) -
         "retry_after_ms {wait} not in 1..={max_wait_ms}: {error}"
     );
     wait
-}
-
-async fn metrics_text(bridge: &Bridge) -> String {
-    let response = reqwest::get(format!("http://{}/metrics", bridge.addr))
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    response.text().await.unwrap()
 }
 
 /// The value of the sample `name{labels…}` in an OpenMetrics text (labels in any order).

@@ -16,9 +16,6 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-const TOKEN_PATH: &str = "/oauth2/token";
-const INVENTORY_PATH: &str = "/cdk/sales/inventory/v2/merchandisable-vehicles/";
-
 const FAST_RETRIES: &str = r#"{ retries = { max = 2, base_delay = "10ms", max_delay = "100ms" } }"#;
 
 /// Dealership `acme` on a CDK REST upstream at `base` (token endpoint at `token_base`),
@@ -65,24 +62,6 @@ async fn bridge(server: &MockServer, timeout: &str, resilience: &str) -> (Bridge
     (bridge, client)
 }
 
-async fn mount_token(server: &MockServer) {
-    Mock::given(method("POST"))
-        .and(path(TOKEN_PATH))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_raw(fixture("cdk/token.json"), "application/json"),
-        )
-        .named("token endpoint")
-        .mount(server)
-        .await;
-}
-
-fn inventory_ok() -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(
-        fixture("cdk/merchandisable-vehicles.json"),
-        "application/json",
-    )
-}
-
 async fn upstream(inventory: impl Respond + 'static) -> MockServer {
     let server = MockServer::start().await;
     mount_token(&server).await;
@@ -93,16 +72,6 @@ async fn upstream(inventory: impl Respond + 'static) -> MockServer {
         .mount(&server)
         .await;
     server
-}
-
-async fn count(server: &MockServer, wanted: &str) -> usize {
-    server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .filter(|r| r.url.path() == wanted)
-        .count()
 }
 
 async fn search(client: &Client) -> CallToolResult {

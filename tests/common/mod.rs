@@ -197,3 +197,49 @@ pub fn fixture(path: &str) -> String {
     ))
     .unwrap()
 }
+
+// === A CDK-shaped upstream on wiremock ===
+
+pub const TOKEN_PATH: &str = "/oauth2/token";
+pub const INVENTORY_PATH: &str = "/cdk/sales/inventory/v2/merchandisable-vehicles/";
+
+/// The OAuth2 token endpoint, answering with the fixture token.
+pub async fn mount_token(server: &wiremock::MockServer) {
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path(TOKEN_PATH))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200)
+                .set_body_raw(fixture("cdk/token.json"), "application/json"),
+        )
+        .named("token endpoint")
+        .mount(server)
+        .await;
+}
+
+/// The whole fixture inventory in one answer.
+pub fn inventory_ok() -> wiremock::ResponseTemplate {
+    wiremock::ResponseTemplate::new(200).set_body_raw(
+        fixture("cdk/merchandisable-vehicles.json"),
+        "application/json",
+    )
+}
+
+/// How many requests the upstream received on `wanted`.
+pub async fn count(server: &wiremock::MockServer, wanted: &str) -> usize {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.url.path() == wanted)
+        .count()
+}
+
+/// The bridge's `/metrics` text.
+pub async fn metrics_text(bridge: &Bridge) -> String {
+    let response = reqwest::get(format!("http://{}/metrics", bridge.addr))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response.text().await.unwrap()
+}
