@@ -75,16 +75,6 @@ async fn mount_inventory(server: &MockServer, response: ResponseTemplate, times:
         .await;
 }
 
-async fn count(server: &MockServer, wanted: &str) -> usize {
-    server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .filter(|r| r.url.path() == wanted)
-        .count()
-}
-
 async fn bridge_for(upstream: &str) -> (Bridge, Client) {
     // One upstream answer per call: retries and caching are covered by the gateway tests.
     let bridge = with_config(&rest_config(upstream, SINGLE_ATTEMPT_NO_CACHE)).await;
