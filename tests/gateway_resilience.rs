@@ -381,6 +381,8 @@ async fn the_circuit_opens_fails_fast_and_closes_after_a_good_trial() {
         .mount(&server)
         .await;
     tokio::time::sleep(Duration::from_millis(1100).saturating_sub(opened.elapsed())).await;
+    // By time alone the circuit is ready for a trial; the gauge says so before any call.
+    assert_eq!(circuit_metric(&bridge).await, Some(1.0), "1 = half-open");
 
     let page = ok(&search(&client).await);
     assert_eq!(page["items"].as_array().unwrap().len(), 10);

@@ -52,8 +52,12 @@ impl UpstreamPolicy {
     }
 
     /// The breaker's state, for `/readyz`.
+    /// The breaker's state now (an open circuit whose wait is over reads half-open);
+    /// also refreshes the exported gauge, which otherwise moves only with calls.
     pub fn circuit(&self) -> CircuitState {
-        self.breaker.state()
+        let state = self.breaker.state();
+        self.breaker.export(state);
+        state
     }
 
     /// Runs one logical upstream request; `attempt` performs one exchange.

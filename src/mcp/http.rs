@@ -166,6 +166,10 @@ async fn readyz(State(gateway): State<Gateway>) -> Response {
 }
 
 async fn metrics(State(gateway): State<Gateway>) -> Response {
+    // Bring circuit gauges up to date: an open circuit turns half-open by time alone.
+    for route in gateway.dealerships().flat_map(|d| d.routes.values()) {
+        route.adapter.policy().circuit();
+    }
     let body = gateway.metrics().encode();
     (
         [(
