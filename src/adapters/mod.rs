@@ -54,16 +54,6 @@ pub enum Adapter {
     Feed(feed::FeedAdapter),
 }
 
-impl Adapter {
-    /// Short kind name for logs and audit records.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Rest(_) => "rest",
-            Self::Feed(_) => "feed",
-        }
-    }
-}
-
 impl UpstreamAdapter for Adapter {
     fn domains(&self) -> &[Domain] {
         match self {

@@ -12,7 +12,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    RequestMetaObject, ServerCapabilities, ServerConfig, Tool,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -47,23 +47,15 @@ impl McpServer {
 
     /// The caller: fixed on stdio, or put in the request by the HTTP auth layer.
     fn principal(&self, ctx: &RequestContext<RoleServer>) -> Result<Arc<Principal>, McpError> {
-        self.caller(ctx, None).map(|c| c.principal)
+        self.caller(ctx).map(|c| c.principal)
     }
 
     /// The caller and its trace: `_meta.traceparent` wins over the HTTP header.
-    fn caller(
-        &self,
-        ctx: &RequestContext<RoleServer>,
-        meta: Option<&RequestMetaObject>,
-    ) -> Result<Caller, McpError> {
-        // rmcp moves the request's `_meta` into the context; look there first.
+    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Caller, McpError> {
+        // rmcp moves the request's `_meta` into the context (the params' own `meta` stays empty).
         let from_meta = ctx
             .meta
             .get_traceparent()
-            .or_else(|| {
-                meta.and_then(|m| m.0.0.get("traceparent"))
-                    .and_then(|v| v.as_str())
-            })
             .and_then(TraceContext::from_traceparent);
         if let Some(principal) = &self.fixed_principal {
             return Ok(Caller {
@@ -169,7 +161,7 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let caller = self.caller(&ctx, request.meta.as_ref())?;
+        let caller = self.caller(&ctx)?;
         resources::read(&self.gateway, &caller, &request.uri)
             .await
             .map(Into::into)
@@ -184,7 +176,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let caller = self.caller(&ctx, request.meta.as_ref())?;
+        let caller = self.caller(&ctx)?;
         match self
             .gateway
             .call_tool(&caller, &request.name, request.arguments)

@@ -150,10 +150,6 @@ impl RestAdapter {
             flight: Flight::default(),
         })
     }
-
-    pub fn profile_name(&self) -> &str {
-        &self.profile_name
-    }
 }
 
 /// Compiles an operation's query templates, records path and mapping.
