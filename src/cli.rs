@@ -118,7 +118,7 @@ async fn run_demo(
         .context("starting the mock upstreams")?;
     let mut cfg = demo::config(&mocks, listen).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
     cfg.cache.enabled = !no_cache;
-    // The demo's store (audit records) lives in a temporary file, removed at exit:
+    // The demo's store (audit records, leads) lives in a temporary file, removed at exit:
     // on disk so a long demo or a load test does not grow the process's memory.
     let store = std::env::temp_dir().join(format!("dms-bridge-demo-{}.db", std::process::id()));
     cfg.store.url = format!("sqlite://{}", store.display());

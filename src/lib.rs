@@ -9,10 +9,12 @@
 //! upstreams on loopback.
 
 pub mod adapters;
+pub mod adf;
 pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod gateway;
+pub mod leads;
 pub mod mcp;
 pub mod model;
 pub mod runtime;

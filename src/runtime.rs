@@ -7,15 +7,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use secrecy::ExposeSecret;
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::adapters::feed::FeedAdapter;
 use crate::adapters::resilience::UpstreamPolicy;
 use crate::adapters::rest::{DealershipContext, RestAdapter};
-use crate::adapters::{Adapter, UpstreamAdapter, UpstreamInstance};
+use crate::adapters::{Adapter, AdfSink, UpstreamAdapter, UpstreamInstance};
 use crate::config::{
-    Config, ConfigError, ConfigErrors, DealershipConfig, StoreConfig, UpstreamConfig,
+    Config, ConfigError, ConfigErrors, DealershipConfig, LeadsConfig, StoreConfig, UpstreamConfig,
     resolve_secret,
 };
 use crate::gateway::auth::{Authenticator, DealershipGrant, Principal, Scope};
@@ -24,7 +25,9 @@ use crate::gateway::cursor::CursorCodec;
 use crate::gateway::limits::CallerLimits;
 use crate::gateway::metrics::Metrics;
 use crate::gateway::{Dealership, Gateway, GatewayParts, Route};
-use crate::model::DealershipProfile;
+use crate::leads::LeadDesk;
+use crate::leads::outbox::Outbox;
+use crate::model::{DealershipProfile, Domain};
 use crate::store::{AuditWriter, Store, StoreError};
 
 /// Everything built from the config, before anything runs.
@@ -32,12 +35,14 @@ pub struct Runtime {
     parts: GatewayParts,
     feeds: Vec<FeedAdapter>,
     store: StoreConfig,
+    leads: LeadsConfig,
 }
 
 /// A running gateway and its background work.
 pub struct Started {
     pub gateway: Gateway,
     audit_task: Option<JoinHandle<()>>,
+    outbox_task: JoinHandle<()>,
 }
 
 impl Runtime {
@@ -55,6 +60,16 @@ impl Runtime {
             self.parts.audit = Some(writer);
             audit_task = Some(task);
         }
+        let wake = Arc::new(Notify::new());
+        let outbox = Outbox::new(
+            store.pool().clone(),
+            self.leads.delivery.clone(),
+            lead_sinks(&self.parts.dealerships),
+            wake.clone(),
+            self.parts.metrics.clone(),
+        );
+        let outbox_task = outbox.spawn(cancel.child_token());
+        self.parts.leads = Some(LeadDesk::new(&store, self.leads, wake));
         self.parts.store = Some(store);
         for feed in &self.feeds {
             feed.spawn_refresh(cancel.child_token());
@@ -62,14 +77,25 @@ impl Runtime {
         Ok(Started {
             gateway: Gateway::new(self.parts),
             audit_task,
+            outbox_task,
         })
     }
 }
 
+/// Every lead sink routed by some dealership, by upstream id.
+fn lead_sinks(dealerships: &[Dealership]) -> BTreeMap<String, Arc<Adapter>> {
+    dealerships
+        .iter()
+        .filter_map(|d| d.routes.get(&Domain::Leads))
+        .map(|r| (r.upstream.clone(), r.adapter.clone()))
+        .collect()
+}
+
 impl Started {
-    /// Waits for queued audit records to be written (after `cancel` fired).
+    /// Waits for queued audit records and the delivery in progress (after `cancel` fired).
     pub async fn finish(self) {
         drop(self.gateway);
+        let _ = self.outbox_task.await;
         if let Some(task) = self.audit_task {
             let _ = task.await;
         }
@@ -86,14 +112,8 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         .upstreams
         .iter()
         .map(|(id, u)| {
-            let resilience = match u {
-                UpstreamConfig::Rest(r) => &r.resilience,
-                UpstreamConfig::Feed(f) => &f.resilience,
-            };
-            (
-                id.clone(),
-                Arc::new(UpstreamPolicy::new(id, resilience, metrics.clone())),
-            )
+            let policy = UpstreamPolicy::new(id, u.resilience(), metrics.clone());
+            (id.clone(), Arc::new(policy))
         })
         .collect();
     let mut dealerships = Vec::new();
@@ -134,11 +154,13 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         metrics,
         store: None,
         audit: None,
+        leads: None,
     };
     Ok(Runtime {
         parts,
         feeds,
         store: config.store.clone(),
+        leads: config.leads.clone(),
     })
 }
 
@@ -179,6 +201,10 @@ fn build_dealership(
                     feeds.push(f.clone());
                     Adapter::Feed(f)
                 })
+            }
+            UpstreamConfig::AdfHttp(http) => AdfSink::http(&instance, http, base).map(Adapter::Adf),
+            UpstreamConfig::AdfEmail(email) => {
+                AdfSink::email(&instance, email, base).map(Adapter::Adf)
             }
         };
         match built {

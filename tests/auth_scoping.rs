@@ -74,21 +74,26 @@ async fn tools_list_shows_only_what_the_caller_can_use() {
             .map(|t| t.name.to_string())
             .collect::<Vec<_>>()
     };
-    let all = [
+    let reads = [
         "dealership.list",
         "dealership.get",
         "inventory.search",
         "inventory.get",
         "inventory.facets",
     ];
-    for token in [Some("demo-token-group"), Some("demo-token-cdk"), None] {
-        let client = connect(&bridge.url, token).await;
+    let leads = ["leads.create", "leads.get", "leads.list"];
+    let all: Vec<&str> = reads.iter().chain(&leads).copied().collect();
+    for token in ["demo-token-group", "demo-token-cdk"] {
+        let client = connect(&bridge.url, Some(token)).await;
         assert_eq!(
             names(client.list_all_tools().await.unwrap()),
             all,
-            "{token:?}"
+            "{token}"
         );
     }
+    // Anonymous callers may read public inventory but never send or read leads.
+    let client = connect(&bridge.url, None).await;
+    assert_eq!(names(client.list_all_tools().await.unwrap()), reads);
     // A token whose dealership routes no inventory sees only the dealership tools.
     let upstream = wiremock::MockServer::start().await;
     let bridge = with_config(&rest_config(&upstream.uri(), "")).await;

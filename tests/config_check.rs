@@ -135,6 +135,8 @@ fn demo_config(upstream: &str) -> String {
     dms_bridge::demo::TEMPLATE
         .replace("{cdk_url}", upstream)
         .replace("{feed_url}", upstream)
+        .replace("{crm_url}", upstream)
+        .replace("{smtp_port}", "2525")
         .replace("{listen}", "127.0.0.1:8787")
 }
 
@@ -181,7 +183,7 @@ fn the_demo_template_is_ok() {
     assert!(
         outcome
             .stdout
-            .contains("OK (2 dealership(s), 2 upstream(s), 2 token(s))"),
+            .contains("OK (2 dealership(s), 4 upstream(s), 2 token(s))"),
         "{outcome:?}"
     );
     assert!(!outcome.stderr.contains("problem"), "{outcome:?}");

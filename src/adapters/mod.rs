@@ -1,6 +1,7 @@
 //! Adapter kinds: a closed set owned by the project, one trait, one enum.
 //! Per-dealership instances are data (config + `adapters/` profiles + `mappings/`).
 
+pub mod adf;
 pub mod catalog;
 mod error;
 pub mod feed;
@@ -14,6 +15,7 @@ mod snapshot;
 use std::future::Future;
 use std::sync::Arc;
 
+pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
 pub use error::AdapterError;
 pub use snapshot::{InventorySnapshot, Lookup, SoldUnit, UnitRef};
 
@@ -46,12 +48,32 @@ pub trait UpstreamAdapter {
     fn inventory(
         &self,
     ) -> impl Future<Output = Result<Arc<InventorySnapshot>, AdapterError>> + Send;
+
+    /// Hands one lead to the dealership's CRM (one attempt; the outbox retries).
+    /// Only lead sinks can.
+    fn deliver_lead(
+        &self,
+        _lead: &LeadDelivery<'_>,
+    ) -> impl Future<Output = Result<DeliveryReceipt, AdapterError>> + Send {
+        async { Err(AdapterError::Unsupported) }
+    }
 }
 
 /// The closed set of adapter kinds.
 pub enum Adapter {
     Rest(Box<rest::RestAdapter>),
     Feed(feed::FeedAdapter),
+    Adf(AdfSink),
+}
+
+impl Adapter {
+    /// For lead sinks, the channel shown in a lead's delivery state.
+    pub fn lead_channel(&self) -> Option<&'static str> {
+        match self {
+            Self::Adf(a) => Some(a.channel()),
+            Self::Rest(_) | Self::Feed(_) => None,
+        }
+    }
 }
 
 impl UpstreamAdapter for Adapter {
@@ -59,6 +81,7 @@ impl UpstreamAdapter for Adapter {
         match self {
             Self::Rest(a) => a.domains(),
             Self::Feed(a) => a.domains(),
+            Self::Adf(a) => a.domains(),
         }
     }
 
@@ -66,6 +89,7 @@ impl UpstreamAdapter for Adapter {
         match self {
             Self::Rest(a) => a.policy(),
             Self::Feed(a) => a.policy(),
+            Self::Adf(a) => a.policy(),
         }
     }
 
@@ -73,6 +97,7 @@ impl UpstreamAdapter for Adapter {
         match self {
             Self::Rest(a) => a.serves_local_copy(),
             Self::Feed(a) => a.serves_local_copy(),
+            Self::Adf(_) => false,
         }
     }
 
@@ -80,6 +105,14 @@ impl UpstreamAdapter for Adapter {
         match self {
             Self::Rest(a) => a.inventory().await,
             Self::Feed(a) => a.inventory().await,
+            Self::Adf(_) => Err(AdapterError::Unsupported),
+        }
+    }
+
+    async fn deliver_lead(&self, lead: &LeadDelivery<'_>) -> Result<DeliveryReceipt, AdapterError> {
+        match self {
+            Self::Adf(a) => a.deliver(lead).await,
+            Self::Rest(_) | Self::Feed(_) => Err(AdapterError::Unsupported),
         }
     }
 }

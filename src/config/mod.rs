@@ -7,6 +7,7 @@
 //! `validate`.
 
 mod gateway;
+mod leads;
 mod load;
 mod secret;
 mod validate;
@@ -21,6 +22,7 @@ pub use gateway::{
     BreakerConfig, CacheConfig, Rate, RateLimitsConfig, ResilienceConfig, RetryConfig, StoreConfig,
     ToolClass,
 };
+pub use leads::{AdfEmailConfig, AdfHttpConfig, DeliveryConfig, LeadsConfig, SmtpTls};
 pub use load::{ConfigError, ConfigErrors, from_toml_str, load_file};
 pub use secret::{SecretSource, resolve_secret};
 
@@ -41,6 +43,8 @@ pub struct Config {
     pub rate_limits: RateLimitsConfig,
     #[serde(default)]
     pub store: StoreConfig,
+    #[serde(default)]
+    pub leads: LeadsConfig,
     /// The dealerships (rooftops) this bridge serves.
     #[serde(default)]
     pub dealerships: Vec<DealershipConfig>,
@@ -161,6 +165,32 @@ pub enum UpstreamConfig {
     Rest(RestUpstreamConfig),
     /// A CSV/TSV inventory feed fetched over HTTP and refreshed on an interval.
     Feed(FeedUpstreamConfig),
+    /// A CRM's ADF XML lead intake over HTTP POST.
+    AdfHttp(AdfHttpConfig),
+    /// A CRM's ADF XML lead intake by e-mail (SMTP).
+    AdfEmail(AdfEmailConfig),
+}
+
+impl UpstreamConfig {
+    /// Quota, retries and circuit breaker of this upstream.
+    pub fn resilience(&self) -> &ResilienceConfig {
+        match self {
+            Self::Rest(r) => &r.resilience,
+            Self::Feed(f) => &f.resilience,
+            Self::AdfHttp(h) => &h.resilience,
+            Self::AdfEmail(e) => &e.resilience,
+        }
+    }
+
+    /// Timeout of one upstream request.
+    pub fn timeout(&self) -> Duration {
+        match self {
+            Self::Rest(r) => r.timeout,
+            Self::Feed(f) => f.timeout,
+            Self::AdfHttp(h) => h.timeout,
+            Self::AdfEmail(e) => e.timeout,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -213,7 +243,7 @@ pub struct FeedUpstreamConfig {
     pub secrets: BTreeMap<String, SecretSource>,
 }
 
-fn default_upstream_timeout() -> Duration {
+pub(crate) fn default_upstream_timeout() -> Duration {
     Duration::from_secs(10)
 }
 

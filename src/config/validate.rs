@@ -45,6 +45,7 @@ impl Config {
             }
             self.validate_token(&path, t, &mut errors);
         }
+        super::leads::validate(self, &mut errors);
         errors
     }
 
@@ -231,6 +232,8 @@ fn validate_upstream(
                 ));
             }
         }
+        UpstreamConfig::AdfHttp(h) => check_url(&format!("{path}.url"), &h.url, errors),
+        UpstreamConfig::AdfEmail(e) => super::leads::validate_email(path, e, errors),
     }
 }
 
@@ -238,11 +241,12 @@ fn validate_upstream(
 fn upstream_serves(upstream: &UpstreamConfig, domain: Domain) -> bool {
     match upstream {
         UpstreamConfig::Feed(_) => domain == Domain::Inventory,
+        UpstreamConfig::AdfHttp(_) | UpstreamConfig::AdfEmail(_) => domain == Domain::Leads,
         UpstreamConfig::Rest(_) => true,
     }
 }
 
-fn check_url(path: &str, url: &str, errors: &mut Vec<ConfigError>) {
+pub(super) fn check_url(path: &str, url: &str, errors: &mut Vec<ConfigError>) {
     match reqwest::Url::parse(url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
         _ => errors.push(ConfigError::new(

@@ -4,9 +4,13 @@
 //! embedded `demo.toml`.
 
 pub mod mock_cdk;
+pub mod mock_crm;
 pub mod mock_feed;
+pub mod mock_smtp;
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -17,14 +21,23 @@ use crate::config::{Config, ConfigErrors, from_toml_str};
 /// The demo's config template; see [`config`].
 pub const TEMPLATE: &str = include_str!("demo.toml");
 
+/// The demo CRM's intake token for demo-cdk and its signing key.
+pub const CRM_TOKEN: &str = "demo-crm-token";
+pub const CRM_SIGNING_KEY: &str = "demo-crm-signing-key";
+
 /// Mock upstreams running on loopback.
 pub struct MockUpstreams {
     pub cdk_url: String,
     pub feed_url: String,
     pub feed: mock_feed::MockFeed,
+    /// The CRM's ADF HTTP intake (demo-cdk's leads); also serves `/smtp/received`.
+    pub crm_url: String,
+    pub crm: mock_crm::MockCrm,
+    /// The CRM's ADF mailbox (demo-feed's leads).
+    pub smtp: Arc<mock_smtp::MockSmtp>,
 }
 
-/// Starts both mock upstreams on ephemeral loopback ports.
+/// Starts the mock upstreams on ephemeral loopback ports.
 pub async fn start_mocks(
     cdk_latency: Duration,
     cancel: &CancellationToken,
@@ -32,10 +45,27 @@ pub async fn start_mocks(
     let feed = mock_feed::MockFeed::new();
     let cdk_url = serve(mock_cdk::router(cdk_latency), cancel.child_token()).await?;
     let feed_url = serve(feed.router(), cancel.child_token()).await?;
+    let crm = mock_crm::MockCrm::new(
+        BTreeMap::from([("demo-cdk".to_owned(), CRM_TOKEN.to_owned())]),
+        Some(CRM_SIGNING_KEY.to_owned()),
+    );
+    let smtp = Arc::new(mock_smtp::MockSmtp::start(0).await?);
+    let inbox = smtp.clone();
+    let router = crm.router().route(
+        "/smtp/received",
+        axum::routing::get(move || {
+            let inbox = inbox.clone();
+            async move { axum::Json(serde_json::json!({ "messages": inbox.messages() })) }
+        }),
+    );
+    let crm_url = serve(router, cancel.child_token()).await?;
     Ok(MockUpstreams {
         cdk_url,
         feed_url,
         feed,
+        crm_url,
+        crm,
+        smtp,
     })
 }
 
@@ -61,5 +91,7 @@ pub fn render(mocks: &MockUpstreams, listen: SocketAddr) -> String {
     TEMPLATE
         .replace("{cdk_url}", &mocks.cdk_url)
         .replace("{feed_url}", &mocks.feed_url)
+        .replace("{crm_url}", &mocks.crm_url)
+        .replace("{smtp_port}", &mocks.smtp.addr().port().to_string())
         .replace("{listen}", &listen.to_string())
 }

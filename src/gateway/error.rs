@@ -18,6 +18,10 @@ pub enum ErrorCode {
     CapabilityUnsupported,
     InventoryVehicleNotFound,
     InventoryVehicleUnavailable,
+    LeadsConsentRequired,
+    LeadsInvalidConsent,
+    LeadsIdempotencyConflict,
+    LeadsLeadNotFound,
     UpstreamUnavailable,
     UpstreamTimeout,
     UpstreamRejected,
@@ -27,7 +31,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 18] = [
         Self::AuthUnauthorized,
         Self::AuthForbidden,
         Self::RequestInvalidArguments,
@@ -36,6 +40,10 @@ impl ErrorCode {
         Self::CapabilityUnsupported,
         Self::InventoryVehicleNotFound,
         Self::InventoryVehicleUnavailable,
+        Self::LeadsConsentRequired,
+        Self::LeadsInvalidConsent,
+        Self::LeadsIdempotencyConflict,
+        Self::LeadsLeadNotFound,
         Self::UpstreamUnavailable,
         Self::UpstreamTimeout,
         Self::UpstreamRejected,
@@ -54,6 +62,10 @@ impl ErrorCode {
             Self::CapabilityUnsupported => "capability.unsupported",
             Self::InventoryVehicleNotFound => "inventory.vehicle_not_found",
             Self::InventoryVehicleUnavailable => "inventory.vehicle_unavailable",
+            Self::LeadsConsentRequired => "leads.consent_required",
+            Self::LeadsInvalidConsent => "leads.invalid_consent",
+            Self::LeadsIdempotencyConflict => "leads.idempotency_conflict",
+            Self::LeadsLeadNotFound => "leads.lead_not_found",
             Self::UpstreamUnavailable => "upstream.unavailable",
             Self::UpstreamTimeout => "upstream.timeout",
             Self::UpstreamRejected => "upstream.rejected",
@@ -81,6 +93,8 @@ impl ErrorCode {
             Self::RequestInvalidArguments => "SCHEMA_VALIDATION_FAILED",
             Self::InventoryVehicleNotFound => "VEHICLE_NOT_FOUND",
             Self::InventoryVehicleUnavailable => "VEHICLE_UNAVAILABLE",
+            Self::LeadsConsentRequired => "CONTACT_CONSENT_REQUIRED",
+            Self::LeadsInvalidConsent => "INVALID_CONSENT",
             Self::UpstreamRateLimited | Self::RateLimited => "RATE_LIMITED",
             Self::CapabilityUnsupported => "UNSUPPORTED_SKILL",
             Self::Internal

@@ -48,6 +48,19 @@ pub struct RateLimitLabels {
     pub scope: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DeliveryLabels {
+    pub upstream: String,
+    /// `delivered`, or the failure class.
+    pub outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LeadLabels {
+    /// `received`, `duplicate` or `replayed`.
+    pub status: &'static str,
+}
+
 /// Every metric the bridge exports.
 pub struct Metrics {
     registry: Registry,
@@ -60,6 +73,8 @@ pub struct Metrics {
     /// 0 closed, 1 half-open, 2 open.
     pub circuit_state: Family<UpstreamName, Gauge>,
     pub audit_dropped: Counter,
+    pub leads: Family<LeadLabels, Counter>,
+    pub lead_deliveries: Family<DeliveryLabels, Counter>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -82,6 +97,18 @@ impl Metrics {
         let rate_limited = Family::<RateLimitLabels, Counter>::default();
         let circuit_state = Family::<UpstreamName, Gauge>::default();
         let audit_dropped = Counter::default();
+        let leads = Family::<LeadLabels, Counter>::default();
+        let lead_deliveries = Family::<DeliveryLabels, Counter>::default();
+        registry.register(
+            "leads",
+            "Leads accepted by leads.create, by status",
+            leads.clone(),
+        );
+        registry.register(
+            "lead_delivery_attempts",
+            "Lead delivery attempts to CRM intakes, by upstream and outcome",
+            lead_deliveries.clone(),
+        );
         registry.register(
             "tool_calls",
             "Tool calls by tool and outcome (ok or error code)",
@@ -132,6 +159,8 @@ impl Metrics {
             rate_limited,
             circuit_state,
             audit_dropped,
+            leads,
+            lead_deliveries,
         })
     }
 
@@ -142,6 +171,15 @@ impl Metrics {
         self.call_duration
             .get_or_create(&ToolLabels { tool })
             .observe(elapsed.as_secs_f64());
+    }
+
+    pub fn record_lead_delivery(&self, upstream: &str, outcome: &'static str) {
+        self.lead_deliveries
+            .get_or_create(&DeliveryLabels {
+                upstream: upstream.to_owned(),
+                outcome,
+            })
+            .inc();
     }
 
     /// The OpenMetrics text exposition.

@@ -30,6 +30,7 @@ use self::limits::CallerLimits;
 use self::metrics::Metrics;
 use crate::adapters::{Adapter, AdapterError};
 use crate::config::LimitsConfig;
+use crate::leads::LeadDesk;
 use crate::model::{DealershipProfile, Domain, Money, vin};
 use crate::store::{AuditWriter, Store};
 use crate::tools::ToolId;
@@ -75,6 +76,7 @@ pub struct GatewayParts {
     pub metrics: Arc<Metrics>,
     pub store: Option<Store>,
     pub audit: Option<AuditWriter>,
+    pub leads: Option<LeadDesk>,
 }
 
 /// The engine behind every transport. Cheap to clone.
@@ -94,6 +96,7 @@ struct Inner {
     metrics: Arc<Metrics>,
     store: Option<Store>,
     audit: Option<AuditWriter>,
+    leads: Option<LeadDesk>,
 }
 
 impl Gateway {
@@ -115,6 +118,7 @@ impl Gateway {
                 metrics: parts.metrics,
                 store: parts.store,
                 audit: parts.audit,
+                leads: parts.leads,
             }),
         }
     }
@@ -145,6 +149,11 @@ impl Gateway {
 
     pub fn store(&self) -> Option<&Store> {
         self.inner.store.as_ref()
+    }
+
+    /// The lead desk (present once the store is open).
+    pub fn leads(&self) -> Option<&LeadDesk> {
+        self.inner.leads.as_ref()
     }
 
     /// Retires cached reads of `domain` at `dealership`; write tools call this.
@@ -220,9 +229,32 @@ pub struct Check<'a> {
     pub problems: Problems,
     pub gateway: &'a Gateway,
     pub dealership: Option<&'a Dealership>,
+    /// A domain rule the arguments break (e.g. consent); reported when the
+    /// arguments are otherwise well formed.
+    rejection: Option<ToolError>,
 }
 
-impl Check<'_> {
+impl<'a> Check<'a> {
+    pub fn new(gateway: &'a Gateway, dealership: Option<&'a Dealership>) -> Self {
+        Self {
+            problems: Problems::default(),
+            gateway,
+            dealership,
+            rejection: None,
+        }
+    }
+
+    /// Refuses the call with a domain error (the first one given wins).
+    pub fn reject(&mut self, error: ToolError) {
+        self.rejection.get_or_insert(error);
+    }
+
+    /// Argument problems first, then a domain rejection.
+    pub fn into_result(self) -> Result<(), ToolError> {
+        self.problems.into_result()?;
+        self.rejection.map_or(Ok(()), Err)
+    }
+
     pub fn limit(&mut self, at: &str, limit: Option<u32>) {
         let max = self.gateway.limits().max_limit;
         if let Some(l) = limit

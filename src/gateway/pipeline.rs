@@ -15,14 +15,14 @@ use tracing::Instrument;
 
 use super::auth::Principal;
 use super::cache::{CacheInfo, Payload};
-use super::error::{ErrorCode, Problems, ToolError};
+use super::error::{ErrorCode, ToolError};
 use super::limits::rate_limited;
 use super::metrics::{CacheLabels, RateLimitLabels};
 use super::trace::{CURRENT, TraceContext};
 use super::{Check, Gateway, ToolArgs, ToolContext};
 use crate::adapters::UpstreamAdapter;
 use crate::store::{AuditRecord, argument_shape};
-use crate::tools::{ToolId, dealership, inventory};
+use crate::tools::{ToolId, dealership, inventory, leads};
 
 /// A call that could not become a tool result.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +136,12 @@ impl Gateway {
                 self.run(tool, caller, args, &mut facts, inventory::facets)
                     .await
             }
+            ToolId::LeadsCreate => {
+                self.run(tool, caller, args, &mut facts, leads::create)
+                    .await
+            }
+            ToolId::LeadsGet => self.run(tool, caller, args, &mut facts, leads::get).await,
+            ToolId::LeadsList => self.run(tool, caller, args, &mut facts, leads::list).await,
         };
         (result, facts)
     }
@@ -194,13 +200,9 @@ impl Gateway {
                 cache_ttl = self.inner.cache.ttl(domain);
             }
         }
-        let mut check = Check {
-            problems: Problems::default(),
-            gateway: self,
-            dealership,
-        };
+        let mut check = Check::new(self, dealership);
         parsed.validate(&mut check);
-        check.problems.into_result()?;
+        check.into_result()?;
         if let Err((scope, wait)) =
             self.inner
                 .limits_by_caller

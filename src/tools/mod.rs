@@ -4,6 +4,7 @@
 
 pub mod dealership;
 pub mod inventory;
+pub mod leads;
 
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use crate::model::Domain;
 
 /// Version of the public tool contract (TOOLSET.md). Bump the major on any
 /// breaking change to names, schemas or error codes.
-pub const TOOLSET_VERSION: &str = "1.0.0";
+pub const TOOLSET_VERSION: &str = "1.1.0";
 
 /// Every tool the bridge can serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -27,15 +28,21 @@ pub enum ToolId {
     InventorySearch,
     InventoryGet,
     InventoryFacets,
+    LeadsCreate,
+    LeadsGet,
+    LeadsList,
 }
 
 impl ToolId {
-    pub const ALL: [ToolId; 5] = [
+    pub const ALL: [ToolId; 8] = [
         Self::DealershipList,
         Self::DealershipGet,
         Self::InventorySearch,
         Self::InventoryGet,
         Self::InventoryFacets,
+        Self::LeadsCreate,
+        Self::LeadsGet,
+        Self::LeadsList,
     ];
 
     pub fn name(self) -> &'static str {
@@ -45,6 +52,9 @@ impl ToolId {
             Self::InventorySearch => "inventory.search",
             Self::InventoryGet => "inventory.get",
             Self::InventoryFacets => "inventory.facets",
+            Self::LeadsCreate => "leads.create",
+            Self::LeadsGet => "leads.get",
+            Self::LeadsList => "leads.list",
         }
     }
 
@@ -59,27 +69,36 @@ impl ToolId {
             Self::InventorySearch | Self::InventoryGet | Self::InventoryFacets => {
                 Some(Domain::Inventory)
             }
+            Self::LeadsCreate | Self::LeadsGet | Self::LeadsList => Some(Domain::Leads),
         }
     }
 
     /// Scope a caller needs; `None` means any authenticated or anonymous caller
     /// with access to the dealership.
     pub fn scope(self) -> Option<Scope> {
-        self.domain().map(|d| match d {
-            Domain::Inventory => Scope::InventoryRead,
-            Domain::Leads => Scope::LeadsWrite,
-            Domain::Service => Scope::ServiceRead,
-            Domain::Deals => Scope::DealsRead,
+        let write = self.class() == ToolClass::Write;
+        self.domain().map(|d| match (d, write) {
+            (Domain::Inventory, _) => Scope::InventoryRead,
+            (Domain::Leads, false) => Scope::LeadsRead,
+            (Domain::Leads, true) => Scope::LeadsWrite,
+            (Domain::Service, false) => Scope::ServiceRead,
+            (Domain::Service, true) => Scope::ServiceWrite,
+            (Domain::Deals, false) => Scope::DealsRead,
+            (Domain::Deals, true) => Scope::DealsWrite,
         })
     }
 
-    /// The quota class: every v1 tool reads.
+    /// The quota class.
     pub fn class(self) -> ToolClass {
-        ToolClass::Read
+        match self {
+            Self::LeadsCreate => ToolClass::Write,
+            _ => ToolClass::Read,
+        }
     }
 
     /// Read-only, idempotent tools that reach an upstream are worth caching;
-    /// dealership tools are answered from configuration already.
+    /// dealership tools are answered from configuration, lead reads from the
+    /// bridge's own store.
     pub fn cacheable(self) -> bool {
         let a = self.annotations();
         a.read_only_hint == Some(true)
@@ -94,6 +113,9 @@ impl ToolId {
             Self::InventorySearch => "Search vehicle inventory",
             Self::InventoryGet => "Get one vehicle",
             Self::InventoryFacets => "Count inventory by attribute",
+            Self::LeadsCreate => "Send a sales lead to the dealership",
+            Self::LeadsGet => "Get a lead and its delivery state",
+            Self::LeadsList => "List leads taken through the bridge",
         }
     }
 
@@ -114,17 +136,32 @@ impl ToolId {
             Self::InventoryFacets => {
                 "Count a dealership's vehicles for sale by make, model, trim, year, body, condition, fuel, transmission, drivetrain, exterior color and status, with price, mileage and year ranges; takes the same filters as inventory.search."
             }
+            Self::LeadsCreate => {
+                "Send a customer's request to the dealership's CRM as a sales lead (ADF), with an optional vehicle of interest, trade-in and appointment request. Needs the customer's consent (consent.scope [\"lead_submission\"], the channels they allowed, the verbatim text they agreed to). The lead is stored before the answer and delivered with retries. An equivalent lead from the same customer within the duplicate window answers status duplicate and is not sent again. Pass an idempotency_key to make retries safe; dry_run validates and returns the ADF document without sending. An appointment is only requested (or proposed, outside opening hours), never booked."
+            }
+            Self::LeadsGet => {
+                "Get a lead taken through the bridge by lead_id: vehicles, appointment, consent summary and where its delivery to the CRM stands. Customer details are masked."
+            }
+            Self::LeadsList => {
+                "List leads taken through the bridge for a dealership, newest first, optionally only those whose delivery is pending, delivered or failed, or within a time range. Customer details are masked. Pass next_cursor back as cursor for the next page."
+            }
         }
     }
 
     pub fn annotations(self) -> ToolAnnotations {
-        // Every v1 tool only reads. Inventory tools reach into the dealer's systems (open world);
-        // dealership profiles come from the bridge's own configuration.
+        // Inventory tools reach into the dealer's systems (open world); dealership
+        // profiles come from configuration and lead reads from the bridge's store.
+        // leads.create writes to the CRM: not idempotent unless the caller sends a key.
+        let write = self.class() == ToolClass::Write;
+        let open_world = matches!(
+            self,
+            Self::InventorySearch | Self::InventoryGet | Self::InventoryFacets | Self::LeadsCreate
+        );
         ToolAnnotations::with_title(self.title())
-            .read_only(true)
+            .read_only(!write)
             .destructive(false)
-            .idempotent(true)
-            .open_world(self.domain().is_some())
+            .idempotent(!write)
+            .open_world(open_world)
     }
 
     pub fn input_schema(self) -> Arc<JsonObject> {
@@ -134,6 +171,9 @@ impl ToolId {
             Self::InventorySearch => schema_of::<inventory::SearchArgs>(),
             Self::InventoryGet => schema_of::<inventory::GetArgs>(),
             Self::InventoryFacets => schema_of::<inventory::FacetsArgs>(),
+            Self::LeadsCreate => schema_of::<leads::CreateArgs>(),
+            Self::LeadsGet => schema_of::<leads::GetArgs>(),
+            Self::LeadsList => schema_of::<leads::ListArgs>(),
         }
     }
 
@@ -144,6 +184,9 @@ impl ToolId {
             Self::InventorySearch => schema_of::<inventory::SearchResult>(),
             Self::InventoryGet => schema_of::<inventory::GetResult>(),
             Self::InventoryFacets => schema_of::<inventory::FacetsResult>(),
+            Self::LeadsCreate => schema_of::<leads::CreateResult>(),
+            Self::LeadsGet => schema_of::<leads::LeadView>(),
+            Self::LeadsList => schema_of::<leads::ListResult>(),
         }
     }
 
@@ -165,4 +208,14 @@ pub fn schema_of<T: JsonSchema>() -> Arc<JsonObject> {
         Ok(Value::Object(map)) => Arc::new(map),
         _ => Arc::new(JsonObject::new()),
     }
+}
+
+/// A tool result as JSON; a type that cannot serialize is a bug, logged and hidden.
+pub(crate) fn to_json(
+    value: impl serde::Serialize,
+) -> Result<Value, crate::gateway::error::ToolError> {
+    serde_json::to_value(value).map_err(|e| {
+        tracing::error!(error = %e, "Could not serialize a tool result.");
+        crate::gateway::error::ToolError::internal()
+    })
 }

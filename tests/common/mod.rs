@@ -2,6 +2,8 @@
 //! MCP client over Streamable HTTP, with upstreams faked at the HTTP level.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod leads;
+
 use std::net::SocketAddr;
 
 use dms_bridge::config::from_toml_str;

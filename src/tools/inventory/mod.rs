@@ -12,6 +12,7 @@ use crate::gateway::cursor::CursorCodec;
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::{Domain, vin};
+use crate::tools::to_json;
 
 impl ToolArgs for SearchArgs {
     fn dealership_id(&self) -> Option<&str> {
@@ -164,11 +165,4 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Value, ToolError
             "Search the dealership's inventory to find the vehicle's id.",
         )),
     }
-}
-
-fn to_json(value: impl serde::Serialize) -> Result<Value, ToolError> {
-    serde_json::to_value(value).map_err(|e| {
-        tracing::error!(error = %e, "Could not serialize a tool result.");
-        ToolError::internal()
-    })
 }

@@ -1,0 +1,91 @@
+//! The ADF lead sink kind: hands a rendered ADF document to a CRM's intake,
+//! over HTTP POST or by e-mail. Delivery is never retried here: the lead
+//! outbox owns retries, so they survive restarts.
+
+mod email;
+mod http;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::resilience::UpstreamPolicy;
+use super::{AdapterError, UpstreamInstance};
+use crate::config::{AdfEmailConfig, AdfHttpConfig};
+use crate::model::Domain;
+
+/// A lead to hand to a CRM intake.
+pub struct LeadDelivery<'a> {
+    pub lead_id: &'a str,
+    /// The ADF XML document, exactly as it is to be sent.
+    pub document: &'a str,
+}
+
+/// What the CRM intake answered.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeliveryReceipt {
+    /// The CRM's lead id, or the e-mail's Message-ID.
+    pub reference: Option<String>,
+}
+
+enum Transport {
+    Http(http::HttpIntake),
+    Email(email::EmailIntake),
+}
+
+/// One CRM intake instance.
+pub struct AdfSink {
+    policy: Arc<UpstreamPolicy>,
+    transport: Transport,
+}
+
+impl AdfSink {
+    pub fn http(
+        instance: &UpstreamInstance<'_>,
+        config: &AdfHttpConfig,
+        base: &Path,
+    ) -> Result<Self, Vec<String>> {
+        Ok(Self {
+            policy: instance.policy.clone(),
+            transport: Transport::Http(http::HttpIntake::build(config, base)?),
+        })
+    }
+
+    pub fn email(
+        instance: &UpstreamInstance<'_>,
+        config: &AdfEmailConfig,
+        base: &Path,
+    ) -> Result<Self, Vec<String>> {
+        Ok(Self {
+            policy: instance.policy.clone(),
+            transport: Transport::Email(email::EmailIntake::build(config, base)?),
+        })
+    }
+
+    /// `adf_http` or `adf_email`, as shown in a lead's delivery state.
+    pub fn channel(&self) -> &'static str {
+        match self.transport {
+            Transport::Http(_) => "adf_http",
+            Transport::Email(_) => "adf_email",
+        }
+    }
+
+    pub fn domains(&self) -> &[Domain] {
+        &[Domain::Leads]
+    }
+
+    pub fn policy(&self) -> &UpstreamPolicy {
+        &self.policy
+    }
+
+    /// One attempt, under the upstream's quota and circuit breaker.
+    pub async fn deliver(&self, lead: &LeadDelivery<'_>) -> Result<DeliveryReceipt, AdapterError> {
+        self.policy
+            .run(false, || async {
+                match &self.transport {
+                    Transport::Http(h) => h.send(lead).await,
+                    Transport::Email(e) => e.send(lead).await,
+                }
+            })
+            .await
+    }
+}

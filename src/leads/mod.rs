@@ -1,0 +1,157 @@
+//! Lead capture behind `leads.create`: the store records (`record`), the ADF
+//! mapping (`adf_map`), the delivery outbox (`outbox`) and the minimised read
+//! view (`present`). The desk is what the tools talk to.
+
+pub mod adf_map;
+pub mod outbox;
+pub mod present;
+pub mod record;
+
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+use sqlx::SqlitePool;
+use tokio::sync::Notify;
+
+pub use record::{Decision, ListQuery, NewLead, StoredLead};
+
+use crate::config::LeadsConfig;
+use crate::model::vin;
+use crate::store::{Store, StoreError};
+use crate::tools::leads::CreateArgs;
+
+/// Takes leads into the store and wakes the outbox.
+pub struct LeadDesk {
+    pool: SqlitePool,
+    config: LeadsConfig,
+    wake: Arc<Notify>,
+}
+
+impl LeadDesk {
+    pub fn new(store: &Store, config: LeadsConfig, wake: Arc<Notify>) -> Self {
+        Self {
+            pool: store.pool().clone(),
+            config,
+            wake,
+        }
+    }
+
+    pub fn config(&self) -> &LeadsConfig {
+        &self.config
+    }
+
+    /// Commits a lead (or recognises a duplicate or a replay); a new lead
+    /// wakes the outbox so delivery starts at once.
+    pub async fn accept(
+        &self,
+        lead: &NewLead,
+        answer: impl FnOnce(&Decision) -> String,
+    ) -> Result<(Decision, String), StoreError> {
+        let result = record::accept(&self.pool, lead, answer).await?;
+        if result.0 == Decision::Received {
+            self.wake.notify_one();
+        }
+        Ok(result)
+    }
+
+    pub async fn get(
+        &self,
+        dealership: &str,
+        lead_id: &str,
+    ) -> Result<Option<StoredLead>, StoreError> {
+        record::get(&self.pool, dealership, lead_id).await
+    }
+
+    pub async fn list(&self, query: &ListQuery<'_>) -> Result<Vec<StoredLead>, StoreError> {
+        record::list(&self.pool, query).await
+    }
+}
+
+/// The `leads` metric label for an answer.
+pub fn metrics_status(
+    status: crate::tools::leads::LeadStatus,
+    replayed: bool,
+) -> crate::gateway::metrics::LeadLabels {
+    let status = match (replayed, status) {
+        (true, _) => "replayed",
+        (false, crate::tools::leads::LeadStatus::Received) => "received",
+        (false, crate::tools::leads::LeadStatus::Duplicate) => "duplicate",
+    };
+    crate::gateway::metrics::LeadLabels { status }
+}
+
+/// A new lead id: time-ordered (UUIDv7), so ids sort like the leads.
+pub fn new_lead_id() -> String {
+    format!("ld_{}", uuid::Uuid::now_v7().simple())
+}
+
+/// What makes two leads "equivalent" for the duplicate window: the same
+/// dealership, the same customer (e-mail when given, else phone), the same
+/// vehicle of interest and trade-in, the same kind of appointment.
+pub fn fingerprint(dealership: &str, args: &CreateArgs) -> String {
+    let c = &args.customer;
+    let customer = c
+        .email
+        .as_deref()
+        .map(|e| format!("email:{}", e.trim().to_lowercase()))
+        .or_else(|| c.phone.as_deref().map(|p| format!("phone:{p}")))
+        .unwrap_or_default();
+    let vehicle = args.vehicle_of_interest.as_ref().map(|v| {
+        identity(
+            v.vin.as_deref(),
+            v.stock.as_deref(),
+            v.vehicle_id.as_deref(),
+            (v.year, v.make.as_deref(), v.model.as_deref()),
+        )
+    });
+    let trade = args.trade_in.as_ref().map(|t| {
+        identity(
+            t.vin.as_deref(),
+            None,
+            None,
+            (t.year, t.make.as_deref(), t.model.as_deref()),
+        )
+    });
+    let appointment = args.appointment.as_ref().map(|a| a.appointment_type);
+    hash(&serde_json::json!([dealership, customer, vehicle, trade, appointment]).to_string())
+}
+
+fn identity(
+    vin_text: Option<&str>,
+    stock: Option<&str>,
+    id: Option<&str>,
+    (year, make, model): (Option<u16>, Option<&str>, Option<&str>),
+) -> String {
+    if let Some(v) = vin_text {
+        return format!("vin:{}", vin::normalize(v));
+    }
+    if let Some(s) = stock {
+        return format!("stock:{}", s.trim().to_lowercase());
+    }
+    if let Some(i) = id {
+        return format!("id:{i}");
+    }
+    let part = |s: Option<&str>| s.map(|s| s.trim().to_lowercase()).unwrap_or_default();
+    format!(
+        "ymm:{}/{}/{}",
+        year.map(|y| y.to_string()).unwrap_or_default(),
+        part(make),
+        part(model)
+    )
+}
+
+/// The payload an idempotency key is bound to: every argument but `dry_run`.
+pub fn payload_hash(args: &CreateArgs) -> String {
+    let mut args = args.clone();
+    args.dry_run = false;
+    // Serialising our own plain data types cannot fail; an empty hash would only
+    // make a replay look like a conflict, never the reverse.
+    hash(&serde_json::to_string(&args).unwrap_or_default())
+}
+
+fn hash(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

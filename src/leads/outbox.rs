@@ -1,0 +1,233 @@
+//! The delivery worker. Leads are committed first and sent from the outbox
+//! table afterwards, so a lead accepted is never lost: a crash or restart only
+//! delays it. Each attempt holds a lease; a lease left by a killed process
+//! simply runs out and the lead is claimed again, as a `resend`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sqlx::{Row, SqlitePool};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::record::ts;
+use crate::adapters::{Adapter, AdapterError, LeadDelivery, UpstreamAdapter};
+use crate::adf;
+use crate::config::DeliveryConfig;
+use crate::gateway::metrics::Metrics;
+use crate::store::StoreError;
+
+/// Longest idle wait between outbox scans (new leads wake the worker at once).
+const IDLE_POLL: Duration = Duration::from_secs(1);
+
+/// A claimed delivery.
+struct Claimed {
+    lead_id: String,
+    upstream: String,
+    attempts: u32,
+    document: String,
+}
+
+/// Delivers committed leads to the CRM intakes they are routed to.
+pub struct Outbox {
+    pool: SqlitePool,
+    config: DeliveryConfig,
+    sinks: BTreeMap<String, Arc<Adapter>>,
+    wake: Arc<Notify>,
+    metrics: Arc<Metrics>,
+}
+
+impl Outbox {
+    pub fn new(
+        pool: SqlitePool,
+        config: DeliveryConfig,
+        sinks: BTreeMap<String, Arc<Adapter>>,
+        wake: Arc<Notify>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self {
+            pool,
+            config,
+            sinks,
+            wake,
+            metrics,
+        }
+    }
+
+    /// Runs until `cancel`; an attempt in progress is finished first.
+    pub fn spawn(self, cancel: CancellationToken) -> JoinHandle<()> {
+        tokio::spawn(async move {
+            loop {
+                let claimed = match self.claim(Utc::now()).await {
+                    Ok(c) => c,
+                    Err(e) => {
+                        tracing::error!(error = %e, "Cannot read the lead outbox.");
+                        Vec::new()
+                    }
+                };
+                if claimed.is_empty() {
+                    tokio::select! {
+                        () = cancel.cancelled() => return,
+                        () = self.wake.notified() => {}
+                        () = tokio::time::sleep(IDLE_POLL) => {}
+                    }
+                    continue;
+                }
+                futures::future::join_all(claimed.into_iter().map(|c| self.attempt(c))).await;
+                if cancel.is_cancelled() {
+                    return;
+                }
+            }
+        })
+    }
+
+    /// Takes up to `concurrency` due deliveries and leases them.
+    async fn claim(&self, now: DateTime<Utc>) -> Result<Vec<Claimed>, StoreError> {
+        let lease = chrono::Duration::from_std(self.config.lease).unwrap_or(chrono::Duration::MAX);
+        let rows = sqlx::query(
+            "UPDATE lead_deliveries
+             SET lease_until = ?, attempts = attempts + 1, last_attempt_at = ?
+             WHERE lead_id IN (
+                 SELECT lead_id FROM lead_deliveries
+                 WHERE state = 'pending' AND next_attempt_at <= ?
+                   AND (lease_until IS NULL OR lease_until <= ?)
+                 ORDER BY next_attempt_at LIMIT ?)
+             RETURNING lead_id, upstream, attempts, document",
+        )
+        .bind(ts(now + lease))
+        .bind(ts(now))
+        .bind(ts(now))
+        .bind(ts(now))
+        .bind(i64::try_from(self.config.concurrency).unwrap_or(1))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(Claimed {
+                    lead_id: r.try_get("lead_id")?,
+                    upstream: r.try_get("upstream")?,
+                    attempts: u32::try_from(r.try_get::<i64, _>("attempts")?).unwrap_or(u32::MAX),
+                    document: r.try_get("document")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn attempt(&self, c: Claimed) {
+        let result = match self.sinks.get(&c.upstream) {
+            Some(sink) => match document_for_attempt(&c.document, c.attempts) {
+                Some(document) => {
+                    let delivery = LeadDelivery {
+                        lead_id: &c.lead_id,
+                        document: &document,
+                    };
+                    sink.deliver_lead(&delivery).await
+                }
+                None => Err(AdapterError::InvalidResponse(
+                    "stored ADF unreadable".into(),
+                )),
+            },
+            // The route was removed from the config: keep the lead until it comes back.
+            None => Err(AdapterError::Unavailable(
+                "no such upstream in the config".into(),
+            )),
+        };
+        let outcome = match &result {
+            Ok(_) => "delivered",
+            Err(e) => e.class(),
+        };
+        self.metrics.record_lead_delivery(&c.upstream, outcome);
+        let recorded = match result {
+            Ok(receipt) => self.delivered(&c, receipt.reference).await,
+            Err(e) => self.failed(&c, &e).await,
+        };
+        if let Err(e) = recorded {
+            // The lease runs out and the lead is tried again: at worst a resend.
+            tracing::error!(error = %e, lead_id = %c.lead_id, "Cannot record a lead delivery.");
+        }
+    }
+
+    async fn delivered(&self, c: &Claimed, receipt: Option<String>) -> Result<(), StoreError> {
+        tracing::info!(lead_id = %c.lead_id, upstream = %c.upstream, attempts = c.attempts, "Lead delivered.");
+        sqlx::query(
+            "UPDATE lead_deliveries SET state = 'delivered', delivered_at = ?, receipt = ?,
+                 lease_until = NULL, last_error = NULL
+             WHERE lead_id = ?",
+        )
+        .bind(ts(Utc::now()))
+        .bind(receipt)
+        .bind(&c.lead_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn failed(&self, c: &Claimed, error: &AdapterError) -> Result<(), StoreError> {
+        let retry = is_retryable(error) && c.attempts < self.config.max_attempts;
+        let state = if retry { "pending" } else { "failed" };
+        let next = Utc::now()
+            + chrono::Duration::from_std(self.backoff(c.attempts, error)).unwrap_or_default();
+        if retry {
+            tracing::warn!(lead_id = %c.lead_id, upstream = %c.upstream, attempts = c.attempts, error = %error, "Lead delivery failed; will retry.");
+        } else {
+            tracing::error!(lead_id = %c.lead_id, upstream = %c.upstream, attempts = c.attempts, error = %error, "Lead delivery failed for good; staff must follow up.");
+        }
+        sqlx::query(
+            "UPDATE lead_deliveries SET state = ?, next_attempt_at = ?, last_error = ?, lease_until = NULL
+             WHERE lead_id = ?",
+        )
+        .bind(state)
+        .bind(ts(next))
+        .bind(error.class())
+        .bind(&c.lead_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Exponential backoff with equal jitter; an upstream's Retry-After wins when longer.
+    fn backoff(&self, attempts: u32, error: &AdapterError) -> Duration {
+        let exp = self
+            .config
+            .base_delay
+            .saturating_mul(2u32.saturating_pow(attempts.saturating_sub(1)))
+            .min(self.config.max_delay);
+        let half = exp / 2;
+        let jittered = half + half.mul_f64(fastrand::f64());
+        let asked = match error {
+            AdapterError::RateLimited { retry_after } => *retry_after,
+            AdapterError::CircuitOpen { retry_after }
+            | AdapterError::QuotaExhausted { retry_after } => Some(*retry_after),
+            _ => None,
+        };
+        asked.map_or(jittered, |a| a.max(jittered).min(self.config.max_delay))
+    }
+}
+
+/// Failures worth another attempt. A refusal of the document itself is final;
+/// refused credentials are retried, as they are usually fixed by an operator
+/// within the retry horizon and a lead must not be lost to a rotated token.
+fn is_retryable(error: &AdapterError) -> bool {
+    !matches!(
+        error,
+        AdapterError::Rejected { .. }
+            | AdapterError::InvalidResponse(_)
+            | AdapterError::Unsupported
+    )
+}
+
+/// The first attempt sends the stored document; later ones mark it `resend`
+/// (same `<id>`, so the CRM can drop a copy it already has).
+fn document_for_attempt(document: &str, attempts: u32) -> Option<String> {
+    if attempts <= 1 {
+        return Some(document.to_owned());
+    }
+    let mut leads = adf::parse(document.as_bytes()).ok()?;
+    for lead in &mut leads {
+        lead.status = adf::ProspectStatus::Resend;
+    }
+    Some(leads.iter().map(adf::render).collect::<Vec<_>>().concat())
+}

@@ -1,0 +1,124 @@
+//! A stored lead as `leads.get`/`leads.list` show it: customer data minimised
+//! (first name and initial, masked e-mail and phone), consent summarised.
+
+use crate::gateway::error::ToolError;
+use crate::tools::leads::{
+    AppointmentOutcome, ConsentGrant, ConsentSummary, CreateArgs, CustomerSummary, DeliveryState,
+    DeliveryView, LeadStatus, LeadView, TradeIn, VehicleOfInterest, VehicleSummary, sale_condition,
+    wear_condition,
+};
+
+use super::StoredLead;
+use super::record::StoredDelivery;
+
+pub fn lead_view(lead: &StoredLead) -> Result<LeadView, ToolError> {
+    let request: CreateArgs = parse(&lead.request)?;
+    let consent: Option<ConsentGrant> = serde_json::from_str(&lead.consent).ok();
+    let appointment: Option<AppointmentOutcome> = match &lead.appointment {
+        Some(a) => Some(parse(a)?),
+        None => None,
+    };
+    let c = &request.customer;
+    Ok(LeadView {
+        lead_id: lead.lead_id.clone(),
+        dealership_id: lead.dealership.clone(),
+        status: LeadStatus::Received,
+        created_at: lead.created_at.clone(),
+        source_agent: lead.source_agent.clone(),
+        customer: CustomerSummary {
+            name: format!("{} {}.", c.first_name.trim(), initial(&c.last_name)),
+            email: c.email.as_deref().map(mask_email),
+            phone: c.phone.as_deref().map(mask_phone),
+            preferred_contact: c.preferred_contact,
+        },
+        vehicle_of_interest: request.vehicle_of_interest.as_ref().map(vehicle_summary),
+        trade_in: request.trade_in.as_ref().map(trade_summary),
+        appointment,
+        consent: consent.map_or_else(
+            || ConsentSummary {
+                granted_at: String::new(),
+                allowed_channels: Vec::new(),
+                expires_at: None,
+            },
+            |g| ConsentSummary {
+                granted_at: g.granted_at,
+                allowed_channels: g.allowed_channels,
+                expires_at: g.expires_at,
+            },
+        ),
+        delivery: delivery_view(&lead.delivery),
+        submissions: u32::try_from(lead.submissions).unwrap_or(u32::MAX),
+    })
+}
+
+pub fn delivery_view(d: &StoredDelivery) -> DeliveryView {
+    let state = DeliveryState::parse(&d.state).unwrap_or(DeliveryState::Pending);
+    DeliveryView {
+        state,
+        channel: d.channel.clone(),
+        attempts: u32::try_from(d.attempts).unwrap_or(0),
+        last_attempt_at: d.last_attempt_at.clone(),
+        next_attempt_at: (state == DeliveryState::Pending)
+            .then(|| d.next_attempt_at.clone())
+            .flatten(),
+        delivered_at: d.delivered_at.clone(),
+        last_error: d.last_error.clone(),
+        receipt: d.receipt.clone(),
+    }
+}
+
+fn vehicle_summary(v: &VehicleOfInterest) -> VehicleSummary {
+    VehicleSummary {
+        vehicle_id: v.vehicle_id.clone(),
+        vin: v.vin.clone(),
+        stock: v.stock.clone(),
+        year: v.year,
+        make: v.make.clone(),
+        model: v.model.clone(),
+        trim: v.trim.clone(),
+        condition: v.condition.map(|c| sale_condition(c).to_owned()),
+    }
+}
+
+fn trade_summary(t: &TradeIn) -> VehicleSummary {
+    VehicleSummary {
+        vin: t.vin.clone(),
+        year: t.year,
+        make: t.make.clone(),
+        model: t.model.clone(),
+        trim: t.trim.clone(),
+        condition: t.condition.map(|c| wear_condition(c).to_owned()),
+        ..VehicleSummary::default()
+    }
+}
+
+fn initial(name: &str) -> String {
+    name.trim()
+        .chars()
+        .next()
+        .map(String::from)
+        .unwrap_or_default()
+}
+
+/// `dana@example.com` → `d***@example.com`.
+pub fn mask_email(email: &str) -> String {
+    match email.trim().split_once('@') {
+        Some((local, domain)) => format!("{}***@{domain}", initial(local)),
+        None => "***".into(),
+    }
+}
+
+/// `+15125550188` → `+*******0188`.
+pub fn mask_phone(phone: &str) -> String {
+    let digits: Vec<char> = phone.chars().filter(char::is_ascii_digit).collect();
+    let keep = digits.len().saturating_sub(4);
+    let tail: String = digits[keep..].iter().collect();
+    format!("+{}{tail}", "*".repeat(keep))
+}
+
+fn parse<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, ToolError> {
+    serde_json::from_str(json).map_err(|e| {
+        tracing::error!(error = %e, "A stored lead could not be read.");
+        ToolError::internal()
+    })
+}

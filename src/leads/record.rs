@@ -1,0 +1,267 @@
+//! SQL for leads: the accept transaction (idempotency, duplicates, outbox row,
+//! consent audit, all or nothing) and the reads behind `leads.get`/`leads.list`.
+
+use chrono::{DateTime, Utc};
+use sqlx::{AssertSqlSafe, Row, SqlitePool};
+
+use crate::store::StoreError;
+
+/// A lead ready to be committed.
+pub struct NewLead {
+    pub lead_id: String,
+    pub submission_id: String,
+    pub dealership: String,
+    pub principal: String,
+    pub now: DateTime<Utc>,
+    /// Leads since this instant with the same fingerprint make this one a duplicate.
+    pub duplicate_since: DateTime<Utc>,
+    pub fingerprint: String,
+    pub source_agent: String,
+    pub request: String,
+    pub appointment: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub payload_hash: String,
+    pub consent: String,
+    pub upstream: String,
+    pub channel: String,
+    pub document: String,
+}
+
+/// What the accept transaction decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// A new lead: stored and queued for delivery.
+    Received,
+    /// An equivalent lead from the same customer is recent: recorded, not sent again.
+    Duplicate { of: String },
+    /// The idempotency key was seen with the same payload: the stored answer.
+    Replay { answer: String },
+    /// The idempotency key was seen with a different payload: nothing stored.
+    Conflict,
+}
+
+/// Fixed-width UTC text, so times compare as strings.
+pub fn ts(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+/// Commits `lead` (or recognises it), atomically: `BEGIN IMMEDIATE` takes the
+/// write lock first, so two concurrent submissions with one key or one
+/// fingerprint are decided one after the other. `answer` renders the reply to
+/// store for idempotent replays.
+pub async fn accept(
+    pool: &SqlitePool,
+    lead: &NewLead,
+    answer: impl FnOnce(&Decision) -> String,
+) -> Result<(Decision, String), StoreError> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    if let Some(key) = &lead.idempotency_key {
+        let seen = sqlx::query(
+            "SELECT payload_hash, answer FROM lead_submissions
+             WHERE dealership = ? AND principal = ? AND idempotency_key = ?",
+        )
+        .bind(&lead.dealership)
+        .bind(&lead.principal)
+        .bind(key)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(row) = seen {
+            let hash: String = row.try_get("payload_hash")?;
+            let stored: String = row.try_get("answer")?;
+            let decision = if hash == lead.payload_hash {
+                Decision::Replay { answer: stored }
+            } else {
+                Decision::Conflict
+            };
+            tx.rollback().await?;
+            return Ok((decision, String::new()));
+        }
+    }
+    let earlier: Option<String> = sqlx::query_scalar(
+        "SELECT lead_id FROM leads
+         WHERE dealership = ? AND fingerprint = ? AND created_at >= ?
+         ORDER BY created_at DESC LIMIT 1",
+    )
+    .bind(&lead.dealership)
+    .bind(&lead.fingerprint)
+    .bind(ts(lead.duplicate_since))
+    .fetch_optional(&mut *tx)
+    .await?;
+    let decision = match earlier {
+        Some(of) => Decision::Duplicate { of },
+        None => Decision::Received,
+    };
+    let (lead_id, status) = match &decision {
+        Decision::Duplicate { of } => (of.clone(), "duplicate"),
+        _ => (lead.lead_id.clone(), "received"),
+    };
+    if decision == Decision::Received {
+        insert_lead(&mut tx, lead).await?;
+    }
+    let reply = answer(&decision);
+    sqlx::query(
+        "INSERT INTO lead_submissions (submission_id, lead_id, dealership, principal, received_at,
+             status, idempotency_key, payload_hash, consent, answer)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&lead.submission_id)
+    .bind(&lead_id)
+    .bind(&lead.dealership)
+    .bind(&lead.principal)
+    .bind(ts(lead.now))
+    .bind(status)
+    .bind(&lead.idempotency_key)
+    .bind(&lead.payload_hash)
+    .bind(&lead.consent)
+    .bind(&reply)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok((decision, reply))
+}
+
+async fn insert_lead(
+    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    lead: &NewLead,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO leads (lead_id, dealership, created_at, fingerprint, source_agent, request, appointment)
+         VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&lead.lead_id)
+    .bind(&lead.dealership)
+    .bind(ts(lead.now))
+    .bind(&lead.fingerprint)
+    .bind(&lead.source_agent)
+    .bind(&lead.request)
+    .bind(&lead.appointment)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO lead_deliveries (lead_id, upstream, channel, document, state, attempts, next_attempt_at)
+         VALUES (?, ?, ?, ?, 'pending', 0, ?)",
+    )
+    .bind(&lead.lead_id)
+    .bind(&lead.upstream)
+    .bind(&lead.channel)
+    .bind(&lead.document)
+    .bind(ts(lead.now))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// A stored lead with its delivery and first consent grant, as read back.
+#[derive(Debug, Clone)]
+pub struct StoredLead {
+    pub lead_id: String,
+    pub dealership: String,
+    pub created_at: String,
+    pub source_agent: String,
+    pub request: String,
+    pub appointment: Option<String>,
+    pub consent: String,
+    pub submissions: i64,
+    pub delivery: StoredDelivery,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct StoredDelivery {
+    pub channel: String,
+    pub state: String,
+    pub attempts: i64,
+    pub next_attempt_at: Option<String>,
+    pub last_attempt_at: Option<String>,
+    pub last_error: Option<String>,
+    pub delivered_at: Option<String>,
+    pub receipt: Option<String>,
+}
+
+const SELECT_LEAD: &str =
+    "SELECT l.lead_id, l.dealership, l.created_at, l.source_agent, l.request, l.appointment,
+        d.channel, d.state, d.attempts, d.next_attempt_at, d.last_attempt_at, d.last_error,
+        d.delivered_at, d.receipt,
+        (SELECT s.consent FROM lead_submissions s WHERE s.lead_id = l.lead_id
+            ORDER BY s.received_at LIMIT 1) AS consent,
+        (SELECT COUNT(*) FROM lead_submissions s WHERE s.lead_id = l.lead_id) AS submissions
+    FROM leads l JOIN lead_deliveries d ON d.lead_id = l.lead_id";
+
+pub async fn get(
+    pool: &SqlitePool,
+    dealership: &str,
+    lead_id: &str,
+) -> Result<Option<StoredLead>, StoreError> {
+    let row = sqlx::query(AssertSqlSafe(format!(
+        "{SELECT_LEAD} WHERE l.dealership = ? AND l.lead_id = ?"
+    )))
+    .bind(dealership)
+    .bind(lead_id)
+    .fetch_optional(pool)
+    .await?;
+    row.map(|r| stored_lead(&r)).transpose()
+}
+
+/// Filters of `leads.list`.
+pub struct ListQuery<'a> {
+    pub dealership: &'a str,
+    pub states: Vec<String>,
+    pub created_after: Option<String>,
+    pub created_before: Option<String>,
+    pub offset: u64,
+    pub limit: u32,
+}
+
+/// Newest first; one extra row tells the caller whether a next page exists.
+pub async fn list(pool: &SqlitePool, q: &ListQuery<'_>) -> Result<Vec<StoredLead>, StoreError> {
+    let mut sql = format!("{SELECT_LEAD} WHERE l.dealership = ?");
+    if !q.states.is_empty() {
+        let marks = vec!["?"; q.states.len()].join(", ");
+        sql.push_str(&format!(" AND d.state IN ({marks})"));
+    }
+    if q.created_after.is_some() {
+        sql.push_str(" AND l.created_at >= ?");
+    }
+    if q.created_before.is_some() {
+        sql.push_str(" AND l.created_at < ?");
+    }
+    sql.push_str(" ORDER BY l.created_at DESC, l.lead_id DESC LIMIT ? OFFSET ?");
+    // Only placeholders are spliced in; every value is bound.
+    let mut query = sqlx::query(AssertSqlSafe(sql)).bind(q.dealership);
+    for s in &q.states {
+        query = query.bind(s);
+    }
+    for t in [&q.created_after, &q.created_before].into_iter().flatten() {
+        query = query.bind(t);
+    }
+    let rows = query
+        .bind(i64::from(q.limit) + 1)
+        .bind(i64::try_from(q.offset).unwrap_or(i64::MAX))
+        .fetch_all(pool)
+        .await?;
+    rows.iter().map(stored_lead).collect()
+}
+
+fn stored_lead(r: &sqlx::sqlite::SqliteRow) -> Result<StoredLead, StoreError> {
+    Ok(StoredLead {
+        lead_id: r.try_get("lead_id")?,
+        dealership: r.try_get("dealership")?,
+        created_at: r.try_get("created_at")?,
+        source_agent: r.try_get("source_agent")?,
+        request: r.try_get("request")?,
+        appointment: r.try_get("appointment")?,
+        consent: r
+            .try_get::<Option<String>, _>("consent")?
+            .unwrap_or_default(),
+        submissions: r.try_get("submissions")?,
+        delivery: StoredDelivery {
+            channel: r.try_get("channel")?,
+            state: r.try_get("state")?,
+            attempts: r.try_get("attempts")?,
+            next_attempt_at: r.try_get("next_attempt_at")?,
+            last_attempt_at: r.try_get("last_attempt_at")?,
+            last_error: r.try_get("last_error")?,
+            delivered_at: r.try_get("delivered_at")?,
+            receipt: r.try_get("receipt")?,
+        },
+    })
+}

@@ -1,0 +1,126 @@
+//! AAP consent rules for a lead. A missing grant, or a contact channel the
+//! grant does not allow, is `leads.consent_required` (AAP
+//! CONTACT_CONSENT_REQUIRED); a grant that is malformed, expired, dated in the
+//! future or scoped to something else is `leads.invalid_consent` (AAP
+//! INVALID_CONSENT). Every problem with the grant is listed at once.
+
+use chrono::{DateTime, Duration, FixedOffset, Utc};
+use serde_json::json;
+
+use super::args::{ConsentGrant, CreateArgs, PreferredContact};
+use crate::gateway::error::{ErrorCode, ToolError};
+
+/// The only scope AAP v1.0 defines for `lead.submit`.
+pub const LEAD_SCOPE: &str = "lead_submission";
+const CHANNELS: [&str; 3] = ["email", "phone", "sms"];
+/// Clock skew tolerated between the agent and the bridge.
+const SKEW: Duration = Duration::minutes(5);
+
+/// Checks the consent of `args` as of `now`.
+pub fn check(args: &CreateArgs, now: DateTime<Utc>) -> Result<(), ToolError> {
+    let Some(grant) = &args.consent else {
+        return Err(ToolError::new(
+            ErrorCode::LeadsConsentRequired,
+            "Customer contact data needs the customer's consent: add a consent grant.",
+        )
+        .with_details(json!({ "missing": "consent" }))
+        .with_hint("Ask the customer for consent (show the text, let them pick channels), then send it in `consent`."));
+    };
+    let problems = grant_problems(grant, now);
+    if !problems.is_empty() {
+        return Err(ToolError::new(
+            ErrorCode::LeadsInvalidConsent,
+            "The consent grant is not valid for this lead; see details.problems.",
+        )
+        .with_details(json!({ "problems": problems, "expected_scope": [LEAD_SCOPE] }))
+        .with_hint("Capture a fresh consent from the customer and resubmit."));
+    }
+    let missing = missing_channels(args, grant);
+    if !missing.is_empty() {
+        return Err(ToolError::new(
+            ErrorCode::LeadsConsentRequired,
+            "The customer has not allowed the contact channel this lead asks for.",
+        )
+        .with_details(json!({ "missing_channels": missing, "allowed_channels": grant.allowed_channels }))
+        .with_hint("Ask the customer to allow that channel, or change preferred_contact to one they allowed."));
+    }
+    Ok(())
+}
+
+/// Reasons the grant itself is invalid, as `{pointer, message}` objects.
+fn grant_problems(grant: &ConsentGrant, now: DateTime<Utc>) -> Vec<serde_json::Value> {
+    let mut problems = Vec::new();
+    let mut push = |at: &str, message: &str| {
+        problems.push(json!({ "pointer": format!("/consent/{at}"), "message": message }));
+    };
+    match parse_instant(&grant.granted_at) {
+        None => push("granted_at", "must be an RFC 3339 time with an offset"),
+        Some(t) if t > now + SKEW => push("granted_at", "is in the future"),
+        Some(_) => {}
+    }
+    if let Some(expires) = &grant.expires_at {
+        match parse_instant(expires) {
+            None => push("expires_at", "must be an RFC 3339 time with an offset"),
+            Some(t) if t <= now => push("expires_at", "the grant has expired"),
+            Some(_) => {}
+        }
+    }
+    if grant.consent_text.trim().is_empty() {
+        push(
+            "consent_text",
+            "must be the verbatim text the customer agreed to",
+        );
+    }
+    if grant.scope.len() != 1 || grant.scope[0] != LEAD_SCOPE {
+        push("scope", "must be exactly [\"lead_submission\"]");
+    }
+    if grant.allowed_channels.is_empty() {
+        push("allowed_channels", "must list at least one channel");
+    }
+    for (i, c) in grant.allowed_channels.iter().enumerate() {
+        if !CHANNELS.contains(&c.as_str()) {
+            push(
+                &format!("allowed_channels/{i}"),
+                "must be email, phone or sms",
+            );
+        } else if grant.allowed_channels[..i].contains(c) {
+            push(&format!("allowed_channels/{i}"), "is listed twice");
+        }
+    }
+    problems
+}
+
+/// Channels the lead would use that the grant does not allow. With a preferred
+/// contact, that channel must be allowed; without one, at least one channel the
+/// customer gave details for must be.
+fn missing_channels(args: &CreateArgs, grant: &ConsentGrant) -> Vec<&'static str> {
+    let allowed = |c: &str| grant.allowed_channels.iter().any(|a| a == c);
+    let customer = &args.customer;
+    let reachable: Vec<&'static str> = [
+        customer.email.as_ref().map(|_| "email"),
+        customer.phone.as_ref().map(|_| "phone"),
+        customer.phone.as_ref().map(|_| "sms"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let wanted: Vec<&'static str> = match customer.preferred_contact {
+        Some(PreferredContact::Email) => vec!["email"],
+        Some(PreferredContact::Phone) => vec!["phone"],
+        Some(PreferredContact::Sms) => vec!["sms"],
+        Some(PreferredContact::Any) | None => {
+            if reachable.iter().any(|c| allowed(c)) {
+                return Vec::new();
+            }
+            reachable
+        }
+    };
+    wanted.into_iter().filter(|c| !allowed(c)).collect()
+}
+
+/// An RFC 3339 instant; a time without an offset is refused (AAP requires one).
+pub fn parse_instant(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::<FixedOffset>::parse_from_rfc3339(s.trim())
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}

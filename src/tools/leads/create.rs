@@ -1,0 +1,297 @@
+//! `leads.create`: check, enrich, render ADF, commit, answer. The answer is
+//! given only once the lead is committed; delivery follows from the outbox.
+
+use chrono::Utc;
+use serde_json::{Value, json};
+
+use super::appointment::outcome;
+use super::args::{CreateArgs, PreferredContact, SaleCondition};
+use super::consent::parse_instant;
+use super::view::{
+    AppointmentOutcome, CreateResult, DealerContact, DeliveryState, DeliveryView, LeadStatus,
+};
+use crate::adapters::{Lookup, UnitRef, UpstreamAdapter};
+use crate::adf;
+use crate::gateway::error::{ErrorCode, Problem, ToolError};
+use crate::gateway::{Dealership, ToolContext};
+use crate::leads::adf_map::{AdfContext, to_adf};
+use crate::leads::metrics_status;
+use crate::leads::present::delivery_view;
+use crate::leads::{Decision, NewLead, fingerprint, new_lead_id, payload_hash};
+use crate::model::{Condition, Domain, vin};
+use crate::tools::to_json;
+
+use super::store_error;
+
+pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Value, ToolError> {
+    let dealership = ctx.dealership()?;
+    let desk = ctx.gateway.leads().ok_or_else(ToolError::internal)?;
+    let route = dealership
+        .routes
+        .get(&Domain::Leads)
+        .ok_or_else(ToolError::internal)?;
+    let channel = route
+        .adapter
+        .lead_channel()
+        .ok_or_else(ToolError::internal)?;
+    let now = Utc::now();
+    // Bound to the payload as the caller sent it, before the bridge adds anything.
+    let payload = payload_hash(&args);
+    let note = enrich_vehicle(dealership, &mut args).await?;
+    let lead_id = new_lead_id();
+    let appointment = args.appointment.as_ref().map(|req| {
+        let at = req.appointment_at.as_deref().and_then(parse_instant);
+        outcome(
+            req,
+            at,
+            &dealership.profile.hours,
+            dealership.timezone,
+            format!("{lead_id}-appt"),
+        )
+    });
+    let config = desk.config();
+    let document = adf::render(&to_adf(
+        &args,
+        &AdfContext {
+            lead_id: &lead_id,
+            id_source: &config.id_source,
+            dealership: &dealership.profile,
+            tz: dealership.timezone,
+            received_at: now,
+            appointment: appointment.as_ref(),
+            note: note.as_deref(),
+        },
+    ));
+    let base = Answer {
+        dealership,
+        channel,
+        args: &args,
+        appointment: appointment.clone(),
+    };
+    if args.dry_run {
+        return to_json(base.dry_run(lead_id, document));
+    }
+    let lead = NewLead {
+        lead_id: lead_id.clone(),
+        submission_id: uuid::Uuid::new_v4().simple().to_string(),
+        dealership: dealership.profile.id.clone(),
+        principal: ctx.principal.name.to_string(),
+        now,
+        duplicate_since: now
+            - chrono::Duration::from_std(config.duplicate_window).unwrap_or(chrono::Duration::MAX),
+        fingerprint: fingerprint(&dealership.profile.id, &args),
+        source_agent: args.source_agent.clone(),
+        request: serde_json::to_string(&args).map_err(|_| ToolError::internal())?,
+        appointment: appointment
+            .as_ref()
+            .and_then(|a| serde_json::to_string(a).ok()),
+        idempotency_key: args.idempotency_key.clone(),
+        payload_hash: payload,
+        consent: serde_json::to_string(&args.consent).map_err(|_| ToolError::internal())?,
+        upstream: route.upstream.clone(),
+        channel: channel.to_owned(),
+        document,
+    };
+    let (decision, stored) = desk
+        .accept(&lead, |d| base.stored(d, &lead_id))
+        .await
+        .map_err(store_error)?;
+    let (mut result, replayed) = match decision {
+        Decision::Conflict => return Err(idempotency_conflict()),
+        Decision::Replay { answer } => (parse_answer(&answer)?, true),
+        Decision::Received | Decision::Duplicate { .. } => (parse_answer(&stored)?, false),
+    };
+    result.replayed = replayed;
+    ctx.gateway
+        .metrics()
+        .leads
+        .get_or_create(&metrics_status(result.status, replayed))
+        .inc();
+    if let Ok(Some(current)) = desk.get(&dealership.profile.id, &result.lead_id).await {
+        result.delivery = delivery_view(&current.delivery);
+    }
+    ctx.gateway
+        .invalidate(&dealership.profile.id, Domain::Leads);
+    to_json(result)
+}
+
+/// Builds the answer for each outcome.
+struct Answer<'a> {
+    dealership: &'a Dealership,
+    channel: &'static str,
+    args: &'a CreateArgs,
+    appointment: Option<AppointmentOutcome>,
+}
+
+impl Answer<'_> {
+    fn result(&self, lead_id: String, status: LeadStatus, state: DeliveryState) -> CreateResult {
+        CreateResult {
+            lead_id,
+            status,
+            message: self.message(status),
+            appointment: self.appointment.clone(),
+            delivery: DeliveryView {
+                state,
+                channel: self.channel.to_owned(),
+                attempts: 0,
+                last_attempt_at: None,
+                next_attempt_at: None,
+                delivered_at: None,
+                last_error: None,
+                receipt: None,
+            },
+            dealer: DealerContact {
+                name: self.dealership.profile.name.clone(),
+                phone: self
+                    .dealership
+                    .profile
+                    .phones
+                    .first()
+                    .map(|p| p.number.clone()),
+            },
+            replayed: false,
+            dry_run: false,
+            adf_document: None,
+        }
+    }
+
+    fn dry_run(&self, lead_id: String, document: String) -> CreateResult {
+        CreateResult {
+            dry_run: true,
+            adf_document: Some(document),
+            message: "Dry run: the lead is valid; nothing was stored or sent.".into(),
+            ..self.result(lead_id, LeadStatus::Received, DeliveryState::NotSent)
+        }
+    }
+
+    /// The answer as stored for idempotent replays.
+    fn stored(&self, decision: &Decision, lead_id: &str) -> String {
+        let result = match decision {
+            Decision::Duplicate { of } => {
+                self.result(of.clone(), LeadStatus::Duplicate, DeliveryState::Pending)
+            }
+            _ => self.result(
+                lead_id.to_owned(),
+                LeadStatus::Received,
+                DeliveryState::Pending,
+            ),
+        };
+        serde_json::to_string(&result).unwrap_or_default()
+    }
+
+    /// The next step, in words an agent can relay (no customer data in it).
+    fn message(&self, status: LeadStatus) -> String {
+        let name = &self.dealership.profile.name;
+        if status == LeadStatus::Duplicate {
+            return format!(
+                "{name} already has this request from the last day; it was not sent again. They will follow up on the first one."
+            );
+        }
+        let channel = match self.args.customer.preferred_contact {
+            Some(PreferredContact::Email) => "by email",
+            Some(PreferredContact::Phone) => "by phone",
+            Some(PreferredContact::Sms) => "by text message",
+            Some(PreferredContact::Any) | None => "through a channel the customer allowed",
+        };
+        let mut message = format!(
+            "{name} has the request and will follow up {channel}, usually within one business day."
+        );
+        if let Some(a) = &self.appointment {
+            message.push_str(match a.status {
+                super::view::AppointmentStatus::Proposed => " The requested time is outside opening hours: offer the customer one of the proposed times.",
+                _ => " The appointment is requested, not booked, until the dealership confirms it.",
+            });
+        }
+        message
+    }
+}
+
+/// Fills in what the dealership lists for the vehicle the customer named, so
+/// the CRM gets year/make/model. Lead capture must not depend on inventory: if
+/// it cannot be read, the lead goes in as given.
+async fn enrich_vehicle(
+    dealership: &Dealership,
+    args: &mut CreateArgs,
+) -> Result<Option<String>, ToolError> {
+    let Some(v) = args.vehicle_of_interest.as_mut() else {
+        return Ok(None);
+    };
+    let Some(route) = dealership.routes.get(&Domain::Inventory) else {
+        return Ok(None);
+    };
+    let vin_text = v.vin.as_deref().map(vin::normalize);
+    let unit = match (&v.vehicle_id, &vin_text, &v.stock) {
+        (Some(id), _, _) => UnitRef::Id(id),
+        (None, Some(x), _) => UnitRef::Vin(x),
+        (None, None, Some(s)) => UnitRef::Stock(s),
+        (None, None, None) => return Ok(None),
+    };
+    let snapshot = match route.adapter.inventory().await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "Inventory unavailable; the lead goes in without vehicle details.");
+            return Ok(None);
+        }
+    };
+    match snapshot.lookup(unit) {
+        Lookup::Listed(found) => {
+            v.vehicle_id.get_or_insert_with(|| found.id.clone());
+            fill(&mut v.vin, &found.vin);
+            fill(&mut v.stock, &found.stock);
+            fill(&mut v.make, &found.make);
+            fill(&mut v.model, &found.model);
+            fill(&mut v.trim, &found.trim);
+            fill(&mut v.body, &found.body);
+            fill(&mut v.transmission, &found.transmission);
+            if v.year.is_none() {
+                v.year = found.year.and_then(|y| u16::try_from(y).ok());
+            }
+            if v.condition.is_none() {
+                v.condition = Some(match found.condition {
+                    Condition::New => SaleCondition::New,
+                    Condition::Used => SaleCondition::Used,
+                    Condition::Cpo => SaleCondition::Cpo,
+                });
+            }
+            if v.mileage.is_none() {
+                v.mileage = found.mileage.map(super::args::MileageArg::Reading);
+            }
+            Ok(None)
+        }
+        Lookup::Sold => Ok(Some(
+            "Note from dms-bridge: the vehicle asked about is no longer listed as available."
+                .into(),
+        )),
+        Lookup::NotFound if matches!(unit, UnitRef::Id(_)) => {
+            Err(ToolError::invalid_arguments(vec![Problem {
+                pointer: "/vehicle_of_interest/vehicle_id".into(),
+                message: "this dealership lists no vehicle with this id".into(),
+            }]))
+        }
+        Lookup::NotFound => Ok(None),
+    }
+}
+
+fn fill(slot: &mut Option<String>, value: &Option<String>) {
+    if slot.is_none() {
+        slot.clone_from(value);
+    }
+}
+
+fn parse_answer(text: &str) -> Result<CreateResult, ToolError> {
+    serde_json::from_str(text).map_err(|e| {
+        tracing::error!(error = %e, "A stored lead answer could not be read.");
+        ToolError::internal()
+    })
+}
+
+fn idempotency_conflict() -> ToolError {
+    ToolError::new(
+        ErrorCode::LeadsIdempotencyConflict,
+        "This idempotency_key was already used with a different lead; nothing was sent.",
+    )
+    .with_details(json!({}))
+    .with_hint(
+        "Use a new idempotency_key for a new lead, or resend the original payload unchanged.",
+    )
+}

@@ -1,0 +1,248 @@
+//! `leads.create`, `leads.get` and `leads.list`: lead capture with AAP consent
+//! rules, committed to the store before the answer and delivered to the
+//! dealership's CRM as ADF by the outbox.
+
+mod appointment;
+mod args;
+mod consent;
+mod create;
+mod list;
+mod view;
+
+pub use args::*;
+pub use consent::parse_instant;
+pub use create::create;
+pub use list::{GetArgs, ListArgs};
+pub use view::*;
+
+use chrono::Utc;
+use serde_json::{Value, json};
+
+use crate::gateway::cursor::CursorCodec;
+use crate::gateway::error::{ErrorCode, ToolError};
+use crate::gateway::{Check, ToolArgs, ToolContext};
+use crate::leads::{ListQuery, present};
+use crate::tools::to_json;
+
+/// How far ahead an appointment may be requested.
+const MAX_AHEAD_DAYS: i64 = 366;
+
+impl ToolArgs for CreateArgs {
+    fn dealership_id(&self) -> Option<&str> {
+        Some(&self.dealership_id)
+    }
+
+    fn validate(&self, check: &mut Check<'_>) {
+        let now = Utc::now();
+        check_customer(&self.customer, check);
+        if let Some(v) = self
+            .vehicle_of_interest
+            .as_ref()
+            .and_then(|v| v.vin.as_ref())
+        {
+            check.vin("/vehicle_of_interest/vin", v);
+        }
+        if let Some(t) = &self.trade_in {
+            if let Some(v) = &t.vin {
+                check.vin("/trade_in/vin", v);
+            }
+            if t.vin.is_none() && (t.make.is_none() || t.model.is_none()) {
+                check.problems.push(
+                    "/trade_in",
+                    "give the trade-in's VIN, or at least its make and model",
+                );
+            }
+        }
+        if let Some(a) = &self.appointment {
+            check_appointment(self, a, now, check);
+        }
+        if let Some(s) = &self.submitted_at {
+            match parse_instant(s) {
+                None => check
+                    .problems
+                    .push("/submitted_at", "must be an RFC 3339 time with an offset"),
+                Some(t) if t > now + chrono::Duration::minutes(5) => {
+                    check.problems.push("/submitted_at", "is in the future")
+                }
+                Some(_) => {}
+            }
+        }
+        if let Err(e) = consent::check(self, now) {
+            check.reject(e);
+        }
+    }
+}
+
+fn check_customer(c: &Customer, check: &mut Check<'_>) {
+    if c.first_name.trim().is_empty() {
+        check
+            .problems
+            .push("/customer/first_name", "must not be blank");
+    }
+    if c.last_name.trim().is_empty() {
+        check
+            .problems
+            .push("/customer/last_name", "must not be blank");
+    }
+    if c.email.is_none() && c.phone.is_none() {
+        check.problems.push(
+            "/customer",
+            "give an email or a phone (AAP: at least one is required)",
+        );
+    }
+    if let Some(e) = &c.email
+        && e.trim().parse::<lettre::Address>().is_err()
+    {
+        check
+            .problems
+            .push("/customer/email", "is not an e-mail address");
+    }
+    let missing = match c.preferred_contact {
+        Some(PreferredContact::Email) if c.email.is_none() => Some("email"),
+        Some(PreferredContact::Phone | PreferredContact::Sms) if c.phone.is_none() => Some("phone"),
+        _ => None,
+    };
+    if let Some(field) = missing {
+        check.problems.push(
+            "/customer/preferred_contact",
+            format!("needs customer.{field}"),
+        );
+    }
+}
+
+fn check_appointment(
+    args: &CreateArgs,
+    a: &AppointmentRequest,
+    now: chrono::DateTime<Utc>,
+    check: &mut Check<'_>,
+) {
+    // AAP MISSING_REQUIRED_FIELD: the appointment's vehicle is implicit.
+    if a.appointment_type == AppointmentType::TestDrive && args.vehicle_of_interest.is_none() {
+        check.problems.push(
+            "/vehicle_of_interest",
+            "a test drive needs the vehicle_of_interest to drive",
+        );
+    }
+    if a.appointment_type == AppointmentType::TradeIn && args.trade_in.is_none() {
+        check.problems.push(
+            "/trade_in",
+            "a trade-in appraisal needs the trade_in vehicle",
+        );
+    }
+    if let Some(at) = &a.appointment_at {
+        match parse_instant(at) {
+            None => check.problems.push(
+                "/appointment/appointment_at",
+                "must be an RFC 3339 time with an offset",
+            ),
+            Some(t) if t <= now => check
+                .problems
+                .push("/appointment/appointment_at", "is in the past"),
+            Some(t) if t > now + chrono::Duration::days(MAX_AHEAD_DAYS) => check
+                .problems
+                .push("/appointment/appointment_at", "is more than a year ahead"),
+            Some(_) => {}
+        }
+    }
+}
+
+impl ToolArgs for GetArgs {
+    fn dealership_id(&self) -> Option<&str> {
+        Some(&self.dealership_id)
+    }
+}
+
+impl ToolArgs for ListArgs {
+    fn dealership_id(&self) -> Option<&str> {
+        Some(&self.dealership_id)
+    }
+
+    fn validate(&self, check: &mut Check<'_>) {
+        check.limit("/limit", self.limit);
+        for (at, value) in [
+            ("/created_after", &self.created_after),
+            ("/created_before", &self.created_before),
+        ] {
+            if value.as_deref().is_some_and(|v| parse_instant(v).is_none()) {
+                check
+                    .problems
+                    .push(at, "must be an RFC 3339 time with an offset");
+            }
+        }
+        if let Some(cursor) = &self.cursor {
+            check.cursor("/cursor", cursor, &self.dealership_id, &list_hash(self));
+        }
+    }
+}
+
+fn list_hash(args: &ListArgs) -> String {
+    CursorCodec::query_hash(&json!({
+        "delivery_state": args.delivery_state,
+        "created_after": args.created_after,
+        "created_before": args.created_before,
+    }))
+}
+
+pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Value, ToolError> {
+    let desk = ctx.gateway.leads().ok_or_else(ToolError::internal)?;
+    let stored = desk
+        .get(&args.dealership_id, &args.lead_id)
+        .await
+        .map_err(store_error)?;
+    match stored {
+        Some(lead) => to_json(present::lead_view(&lead)?),
+        None => Err(ToolError::new(
+            ErrorCode::LeadsLeadNotFound,
+            "This dealership has no lead with that id taken through the bridge.",
+        )
+        .with_next_tool_call(
+            "leads.list",
+            json!({ "dealership_id": args.dealership_id }),
+            "List the leads taken for this dealership.",
+        )),
+    }
+}
+
+pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Result<Value, ToolError> {
+    let desk = ctx.gateway.leads().ok_or_else(ToolError::internal)?;
+    let limit = ctx.page_size(args.limit);
+    let hash = list_hash(&args);
+    let cursors = ctx.gateway.cursors();
+    let offset = match &args.cursor {
+        Some(c) => cursors.decode(c, &args.dealership_id, &hash).unwrap_or(0),
+        None => 0,
+    };
+    let utc = |v: &Option<String>| {
+        v.as_deref()
+            .and_then(parse_instant)
+            .map(crate::leads::record::ts)
+    };
+    let query = ListQuery {
+        dealership: &args.dealership_id,
+        states: args
+            .delivery_state
+            .iter()
+            .map(|s| s.as_str().to_owned())
+            .collect(),
+        created_after: utc(&args.created_after),
+        created_before: utc(&args.created_before),
+        offset,
+        limit,
+    };
+    let mut rows = desk.list(&query).await.map_err(store_error)?;
+    let more = rows.len() > limit as usize;
+    rows.truncate(limit as usize);
+    let next_cursor =
+        more.then(|| cursors.encode(&args.dealership_id, &hash, offset + u64::from(limit)));
+    let items = rows
+        .iter()
+        .map(present::lead_view)
+        .collect::<Result<Vec<_>, _>>()?;
+    to_json(ListResult { items, next_cursor })
+}
+
+/// A store failure: the detail goes to the log, the caller gets `internal`.
+pub(crate) fn store_error(e: crate::store::StoreError) -> ToolError {
+    tracing::error!(error = %e, "Lead store failed.");
+    ToolError::internal()
+}
