@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS lead_deliveries (
     upstream        TEXT NOT NULL,
     channel         TEXT NOT NULL,   -- adf_http | adf_email
     document        TEXT NOT NULL,   -- the ADF document as first rendered
+    traceparent     TEXT,            -- the accepting call's trace, continued by every attempt
     state           TEXT NOT NULL,   -- pending | delivered | failed
     attempts        INTEGER NOT NULL DEFAULT 0,
     next_attempt_at TEXT NOT NULL,

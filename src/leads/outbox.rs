@@ -14,10 +14,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::record::ts;
-use crate::adapters::{Adapter, AdapterError, LeadDelivery, UpstreamAdapter};
+use crate::adapters::{Adapter, AdapterError, DeliveryReceipt, LeadDelivery, UpstreamAdapter};
 use crate::adf;
 use crate::config::DeliveryConfig;
 use crate::gateway::metrics::Metrics;
+use crate::gateway::trace::{CURRENT, TraceContext};
 use crate::store::StoreError;
 
 /// Longest idle wait between outbox scans (new leads wake the worker at once).
@@ -29,6 +30,7 @@ struct Claimed {
     upstream: String,
     attempts: u32,
     document: String,
+    trace: Option<TraceContext>,
 }
 
 /// Delivers committed leads to the CRM intakes they are routed to.
@@ -95,7 +97,7 @@ impl Outbox {
                  WHERE state = 'pending' AND next_attempt_at <= ?
                    AND (lease_until IS NULL OR lease_until <= ?)
                  ORDER BY next_attempt_at LIMIT ?)
-             RETURNING lead_id, upstream, attempts, document",
+             RETURNING lead_id, upstream, attempts, document, traceparent",
         )
         .bind(ts(now + lease))
         .bind(ts(now))
@@ -111,13 +113,36 @@ impl Outbox {
                     upstream: r.try_get("upstream")?,
                     attempts: u32::try_from(r.try_get::<i64, _>("attempts")?).unwrap_or(u32::MAX),
                     document: r.try_get("document")?,
+                    trace: r
+                        .try_get::<Option<String>, _>("traceparent")?
+                        .as_deref()
+                        .and_then(TraceContext::from_traceparent),
                 })
             })
             .collect()
     }
 
     async fn attempt(&self, c: Claimed) {
-        let result = match self.sinks.get(&c.upstream) {
+        // Each attempt continues the trace of the call that accepted the lead.
+        let trace = c.trace.clone().unwrap_or_else(TraceContext::generate);
+        let result = CURRENT.scope(trace, self.send(&c)).await;
+        let outcome = match &result {
+            Ok(_) => "delivered",
+            Err(e) => e.class(),
+        };
+        self.metrics.record_lead_delivery(&c.upstream, outcome);
+        let recorded = match result {
+            Ok(receipt) => self.delivered(&c, receipt.reference).await,
+            Err(e) => self.failed(&c, &e).await,
+        };
+        if let Err(e) = recorded {
+            // The lease runs out and the lead is tried again: at worst a resend.
+            tracing::error!(error = %e, lead_id = %c.lead_id, "Cannot record a lead delivery.");
+        }
+    }
+
+    async fn send(&self, c: &Claimed) -> Result<DeliveryReceipt, AdapterError> {
+        match self.sinks.get(&c.upstream) {
             Some(sink) => match document_for_attempt(&c.document, c.attempts) {
                 Some(document) => {
                     let delivery = LeadDelivery {
@@ -134,19 +159,6 @@ impl Outbox {
             None => Err(AdapterError::Unavailable(
                 "no such upstream in the config".into(),
             )),
-        };
-        let outcome = match &result {
-            Ok(_) => "delivered",
-            Err(e) => e.class(),
-        };
-        self.metrics.record_lead_delivery(&c.upstream, outcome);
-        let recorded = match result {
-            Ok(receipt) => self.delivered(&c, receipt.reference).await,
-            Err(e) => self.failed(&c, &e).await,
-        };
-        if let Err(e) = recorded {
-            // The lease runs out and the lead is tried again: at worst a resend.
-            tracing::error!(error = %e, lead_id = %c.lead_id, "Cannot record a lead delivery.");
         }
     }
 

@@ -25,6 +25,8 @@ pub struct NewLead {
     pub upstream: String,
     pub channel: String,
     pub document: String,
+    /// W3C traceparent of the accepting call, so deliveries continue its trace.
+    pub traceparent: Option<String>,
 }
 
 /// What the accept transaction decided.
@@ -138,13 +140,14 @@ async fn insert_lead(
     .execute(&mut **tx)
     .await?;
     sqlx::query(
-        "INSERT INTO lead_deliveries (lead_id, upstream, channel, document, state, attempts, next_attempt_at)
-         VALUES (?, ?, ?, ?, 'pending', 0, ?)",
+        "INSERT INTO lead_deliveries (lead_id, upstream, channel, document, traceparent, state, attempts, next_attempt_at)
+         VALUES (?, ?, ?, ?, ?, 'pending', 0, ?)",
     )
     .bind(&lead.lead_id)
     .bind(&lead.upstream)
     .bind(&lead.channel)
     .bind(&lead.document)
+    .bind(&lead.traceparent)
     .bind(ts(lead.now))
     .execute(&mut **tx)
     .await?;

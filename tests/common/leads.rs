@@ -1,5 +1,6 @@
 //! Lead helpers: valid `leads.create` arguments and a config whose `acme`
 //! dealership delivers leads to an ADF HTTP intake.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
@@ -42,6 +43,9 @@ pub fn lead(dealership: &str, n: usize) -> Value {
 pub fn leads_config(intake: &str, extra: &str) -> String {
     format!(
         r#"
+[rate_limits]
+per_class = {{ write = {{ requests = 100000, per = "1m", burst = 1000 }} }}
+
 [leads]
 delivery = {{ max_attempts = 5, base_delay = "50ms", max_delay = "400ms", lease = "3s", concurrency = 4 }}
 

@@ -91,6 +91,7 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Value,
         upstream: route.upstream.clone(),
         channel: channel.to_owned(),
         document,
+        traceparent: crate::gateway::trace::TraceContext::current_header(),
     };
     let (decision, stored) = desk
         .accept(&lead, |d| base.stored(d, &lead_id))

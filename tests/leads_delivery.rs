@@ -1,0 +1,279 @@
+//! Delivery to the CRM: the HTTP request a CRM intake sees (token, signature,
+//! ADF body, trace context), retries that resend with the same ADF <id>,
+//! terminal failures recorded and visible, and e-mail delivery over real SMTP.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::leads::{lead, leads_config, wait_delivery};
+use common::{call, connect, ok, with_config};
+use dms_bridge::adf::{self, ProspectStatus};
+use dms_bridge::demo::mock_smtp::MockSmtp;
+use hmac::{Hmac, Mac};
+use serde_json::json;
+use sha2::Sha256;
+use wiremock::matchers::{method, path, query_param};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn reply(status: u16) -> ResponseTemplate {
+    ResponseTemplate::new(status)
+        .set_body_json(json!({ "success": status < 300, "leadId": "crm-7" }))
+}
+
+fn prospect(request: &Request) -> adf::AdfLead {
+    adf::parse(&request.body).unwrap().remove(0)
+}
+
+#[tokio::test]
+async fn the_intake_gets_the_adf_body_with_token_signature_and_trace() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/adf/acme"))
+        .and(query_param("token", "crm-token"))
+        .respond_with(reply(200))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let bridge = with_config(&leads_config(&format!("{}/adf/acme", server.uri()), "")).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let answer = ok(&call(&client, "leads.create", lead("acme", 1)).await);
+    let lead_id = answer["lead_id"].as_str().unwrap();
+    let view = wait_delivery(&client, "acme", lead_id, "delivered", WAIT).await;
+    assert_eq!(view["delivery"]["receipt"], "crm-7");
+    assert_eq!(view["delivery"]["attempts"], 1);
+
+    let requests = server.received_requests().await.unwrap();
+    let request = &requests[0];
+    assert_eq!(
+        request.headers["content-type"],
+        "application/xml; charset=utf-8"
+    );
+    let mut mac = Hmac::<Sha256>::new_from_slice(b"crm-key").unwrap();
+    mac.update(&request.body);
+    let expected: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(request.headers["x-adf-signature"], expected.as_str());
+    assert!(request.headers.contains_key("traceparent"));
+    let doc = prospect(request);
+    assert_eq!(doc.status, ProspectStatus::New);
+    assert_eq!(doc.ids[0].value, lead_id);
+    assert_eq!(doc.ids[0].source.as_deref(), Some("dms-bridge"));
+    assert_eq!(doc.vendor.name, "Acme Motors");
+}
+
+#[tokio::test]
+async fn a_failed_attempt_is_retried_as_a_resend_with_the_same_id() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(reply(503))
+        .up_to_n_times(2)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(reply(200))
+        .mount(&server)
+        .await;
+    let bridge = with_config(&leads_config(&server.uri(), "")).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let answer = ok(&call(&client, "leads.create", lead("acme", 1)).await);
+    let lead_id = answer["lead_id"].as_str().unwrap();
+    let view = wait_delivery(&client, "acme", lead_id, "delivered", WAIT).await;
+    assert_eq!(view["delivery"]["attempts"], 3);
+    assert!(view["delivery"].get("last_error").is_none());
+
+    let docs: Vec<_> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(prospect)
+        .collect();
+    let statuses: Vec<_> = docs.iter().map(|d| d.status).collect();
+    assert_eq!(
+        statuses,
+        [
+            ProspectStatus::New,
+            ProspectStatus::Resend,
+            ProspectStatus::Resend
+        ]
+    );
+    assert!(docs.iter().all(|d| d.ids[0].value == lead_id));
+    // Apart from the status, a resend is the same document.
+    let mut first = docs[0].clone();
+    first.status = ProspectStatus::Resend;
+    assert_eq!(first, docs[2]);
+}
+
+#[tokio::test]
+async fn a_refused_document_fails_for_good_and_shows_in_the_lead() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(reply(400))
+        .mount(&server)
+        .await;
+    let bridge = with_config(&leads_config(&server.uri(), "")).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let answer = ok(&call(&client, "leads.create", lead("acme", 1)).await);
+    let lead_id = answer["lead_id"].as_str().unwrap();
+    let view = wait_delivery(&client, "acme", lead_id, "failed", WAIT).await;
+    assert_eq!(view["delivery"]["attempts"], 1);
+    assert_eq!(view["delivery"]["last_error"], "rejected");
+    assert!(view["delivery"].get("next_attempt_at").is_none());
+    let failed = ok(&call(
+        &client,
+        "leads.list",
+        json!({ "dealership_id": "acme", "delivery_state": ["failed"] }),
+    )
+    .await);
+    assert_eq!(failed["items"][0]["lead_id"], lead_id);
+}
+
+#[tokio::test]
+async fn an_unreachable_intake_is_tried_max_attempts_times() {
+    // Nothing listens on port 1.
+    let bridge = with_config(&leads_config("http://127.0.0.1:1/adf", "")).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let answer = ok(&call(&client, "leads.create", lead("acme", 1)).await);
+    let view = wait_delivery(
+        &client,
+        "acme",
+        answer["lead_id"].as_str().unwrap(),
+        "failed",
+        WAIT,
+    )
+    .await;
+    assert_eq!(view["delivery"]["attempts"], 5);
+    assert_eq!(view["delivery"]["last_error"], "unavailable");
+}
+
+#[tokio::test]
+async fn a_conflict_reply_means_the_crm_already_has_the_lead() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(409))
+        .mount(&server)
+        .await;
+    let bridge = with_config(&leads_config(&server.uri(), "")).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let answer = ok(&call(&client, "leads.create", lead("acme", 1)).await);
+    let view = wait_delivery(
+        &client,
+        "acme",
+        answer["lead_id"].as_str().unwrap(),
+        "delivered",
+        WAIT,
+    )
+    .await;
+    assert_eq!(view["delivery"]["attempts"], 1);
+}
+
+/// `acme` delivering by e-mail to `smtp` instead of HTTP.
+fn email_config(smtp: &MockSmtp) -> String {
+    leads_config("http://127.0.0.1:1", "").replace(
+        "routes = { leads = \"crm\" }",
+        "routes = { leads = \"mail\" }",
+    ) + &format!(
+        r#"
+[upstreams.mail]
+kind = "adf_email"
+smtp_host = "127.0.0.1"
+smtp_port = {port}
+tls = "none"
+from = "leads@bridge.example"
+to = ["adf@crm.example", "backup@crm.example"]
+timeout = "1s"
+"#,
+        port = smtp.addr().port()
+    )
+}
+
+#[tokio::test]
+async fn a_transient_smtp_reply_is_retried_and_the_resend_arrives() {
+    let smtp = MockSmtp::start(0).await.unwrap();
+    smtp.fail_next(1);
+    let bridge = with_config(&email_config(&smtp)).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let answer = ok(&call(&client, "leads.create", lead("acme", 1)).await);
+    let lead_id = answer["lead_id"].as_str().unwrap();
+    let view = wait_delivery(&client, "acme", lead_id, "delivered", WAIT).await;
+    assert_eq!(view["delivery"]["attempts"], 2);
+    let mails = smtp.messages();
+    assert_eq!(mails.len(), 1);
+    assert_eq!(mails[0].rcpt_to, ["adf@crm.example", "backup@crm.example"]);
+    assert_eq!(mails[0].mail_from, "leads@bridge.example");
+    let doc = adf::parse(mails[0].body.as_bytes()).unwrap().remove(0);
+    assert_eq!(doc.status, ProspectStatus::Resend);
+    assert_eq!(doc.ids[0].value, lead_id);
+}
+
+#[tokio::test]
+async fn a_permanent_smtp_refusal_fails_for_good() {
+    let smtp = MockSmtp::start(0).await.unwrap();
+    smtp.reject_next(1);
+    let bridge = with_config(&email_config(&smtp)).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let answer = ok(&call(&client, "leads.create", lead("acme", 1)).await);
+    let view = wait_delivery(
+        &client,
+        "acme",
+        answer["lead_id"].as_str().unwrap(),
+        "failed",
+        WAIT,
+    )
+    .await;
+    assert_eq!(view["delivery"]["last_error"], "rejected");
+    assert_eq!(view["delivery"]["attempts"], 1);
+    assert!(smtp.messages().is_empty());
+}
+
+#[tokio::test]
+async fn delivery_outcomes_are_counted_in_metrics() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(reply(503))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(reply(200))
+        .mount(&server)
+        .await;
+    let bridge = with_config(&leads_config(&server.uri(), "")).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let answer = ok(&call(&client, "leads.create", lead("acme", 1)).await);
+    wait_delivery(
+        &client,
+        "acme",
+        answer["lead_id"].as_str().unwrap(),
+        "delivered",
+        WAIT,
+    )
+    .await;
+    let metrics = common::metrics_text(&bridge).await;
+    assert!(
+        metrics.contains("dms_bridge_leads_total{status=\"received\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(
+            "dms_bridge_lead_delivery_attempts_total{upstream=\"crm\",outcome=\"delivered\"} 1"
+        ),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(
+            "dms_bridge_lead_delivery_attempts_total{upstream=\"crm\",outcome=\"unavailable\"} 1"
+        ),
+        "{metrics}"
+    );
+}

@@ -1,0 +1,199 @@
+//! Nothing lost: the real binary takes a burst of leads while the CRM intake
+//! fails every other request, is killed with SIGKILL in the middle of the
+//! burst, and restarted on the same store. Every lead it accepted reaches the
+//! CRM, none twice after the CRM's dedupe by ADF id, none that was not taken.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::leads::{lead, leads_config};
+use common::{Client, connect};
+use dms_bridge::demo::mock_crm::MockCrm;
+use rmcp::model::CallToolRequestParams;
+use tokio::process::{Child, Command};
+
+const WORKERS: usize = 8;
+const LEADS_PER_WORKER: usize = 25;
+/// Accepted leads after which the bridge is killed.
+const KILL_AFTER: usize = 60;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
+        .args(["serve", "--config"])
+        .arg(config)
+        .env("DMS_BRIDGE_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let healthz = format!("http://{addr}/healthz");
+    for _ in 0..200 {
+        if reqwest::get(&healthz)
+            .await
+            .is_ok_and(|r| r.status() == 200)
+        {
+            return child;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the bridge did not come up on {addr}");
+}
+
+/// Sends leads `[from, from + count)` one after another; records the ids answered `received`.
+async fn worker(client: Arc<Client>, from: usize, count: usize, accepted: Arc<Mutex<Vec<String>>>) {
+    for n in from..from + count {
+        let serde_json::Value::Object(args) = lead("acme", n) else {
+            unreachable!()
+        };
+        let call =
+            client.call_tool(CallToolRequestParams::new("leads.create").with_arguments(args));
+        match call.await {
+            Ok(result) if result.is_error != Some(true) => {
+                let content = result.structured_content.unwrap();
+                assert_eq!(content["status"], "received");
+                accepted
+                    .lock()
+                    .unwrap()
+                    .push(content["lead_id"].as_str().unwrap().to_owned());
+            }
+            // The process died under the call: its outcome is unknown to the caller.
+            _ => return,
+        }
+    }
+}
+
+async fn stored_lead_ids(db: &std::path::Path) -> BTreeSet<String> {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    let ids: Vec<String> = sqlx::query_scalar("SELECT lead_id FROM leads")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    let pending: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM lead_deliveries WHERE state <> 'delivered'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(pending, 0, "every stored lead is delivered");
+    ids.into_iter().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_bridge_loses_no_accepted_lead_and_invents_none() {
+    let crm = MockCrm::new(
+        BTreeMap::from([("acme".into(), "crm-token".into())]),
+        Some("crm-key".into()),
+    );
+    crm.fail_every(2);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let crm_url = format!("http://{}", listener.local_addr().unwrap());
+    let router = crm.router();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bridge.db");
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let config = leads_config(
+        &format!("{crm_url}/adf/acme"),
+        &format!(
+            "[server]\nlisten = \"{addr}\"\n\n[store]\nurl = \"sqlite://{}\"\n",
+            db.display()
+        ),
+    )
+    .replace("max_attempts = 5", "max_attempts = 50");
+    let config_path = dir.path().join("bridge.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let url = format!("http://{addr}/mcp");
+
+    // The burst, and SIGKILL once KILL_AFTER leads were accepted.
+    let mut bridge = start_bridge(&config_path, addr).await;
+    let client = Arc::new(connect(&url, Some("agent-token")).await);
+    let accepted = Arc::new(Mutex::new(Vec::new()));
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|w| {
+            tokio::spawn(worker(
+                client.clone(),
+                w * LEADS_PER_WORKER,
+                LEADS_PER_WORKER,
+                accepted.clone(),
+            ))
+        })
+        .collect();
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while accepted.lock().unwrap().len() < KILL_AFTER {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await
+    .expect("the burst got going");
+    bridge.start_kill().unwrap();
+    bridge.wait().await.unwrap();
+    for w in workers {
+        w.await.unwrap();
+    }
+    let accepted: BTreeSet<String> = accepted.lock().unwrap().iter().cloned().collect();
+    let delivered_before_restart = crm.leads().len();
+    assert!(
+        accepted.len() < WORKERS * LEADS_PER_WORKER,
+        "the kill came mid-burst"
+    );
+
+    // Restart on the same store: pending deliveries resume by themselves.
+    let _bridge = start_bridge(&config_path, addr).await;
+    tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let received: BTreeSet<String> = crm.leads().into_iter().map(|l| l.adf_id).collect();
+            if accepted.is_subset(&received) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("every accepted lead reached the CRM after the restart");
+    // Let deliveries of leads committed under calls the kill interrupted finish too.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    let received = crm.leads();
+    let received_ids: BTreeSet<String> = received.iter().map(|l| l.adf_id.clone()).collect();
+    assert_eq!(
+        received_ids.len(),
+        received.len(),
+        "the CRM took a lead twice"
+    );
+    let stored = stored_lead_ids(&db).await;
+    assert!(
+        received_ids.is_subset(&stored),
+        "the CRM got a lead the bridge never took"
+    );
+    assert_eq!(received_ids, stored, "a stored lead was not delivered");
+    assert!(accepted.is_subset(&received_ids));
+    assert!(
+        crm.requests() > received.len(),
+        "the CRM failed some requests"
+    );
+    eprintln!(
+        "kill test: {} accepted before SIGKILL, {} stored, {} delivered before the kill, {} requests, {} resends dropped as duplicates",
+        accepted.len(),
+        stored.len(),
+        delivered_before_restart,
+        crm.requests(),
+        crm.duplicates()
+    );
+}
