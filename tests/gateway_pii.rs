@@ -77,6 +77,7 @@ fn secrets() -> Vec<String> {
 const TOKEN_PATH: &str = "/oauth2/token";
 const INVENTORY_PATH: &str = "/cdk/sales/inventory/v2/merchandisable-vehicles/";
 const FEED_PATH: &str = "/feeds/inventory.csv";
+const CRM_PATH: &str = "/adf/intake";
 
 /// Upper bound on the whole test.
 const BUDGET: Duration = Duration::from_secs(240);
@@ -394,12 +395,19 @@ call_timeout = "5s"
 [cache]
 enabled = false
 
+[rate_limits]
+per_class = {{ write = {{ requests = 100000, per = "1m", burst = 1000 }} }}
+
+# Every delivery attempt meets the CRM intake's PII-laden 500.
+[leads]
+delivery = {{ max_attempts = 3, base_delay = "10ms", max_delay = "50ms", lease = "3s" }}
+
 [[dealerships]]
 id = "acme"
 name = "Acme Motors"
 timezone = "America/Chicago"
 address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-routes = {{ inventory = "up" }}
+routes = {{ inventory = "up", leads = "crm" }}
 
 [[dealerships]]
 id = "other"
@@ -411,7 +419,7 @@ address = {{ line1 = "2 Side St", city = "Albany", region = "NY", postal_code = 
 name = "acme"
 secret = {{ value = "{TOKEN_SECRET}" }}
 dealerships = ["acme"]
-scopes = ["amcp:inventory:read"]
+scopes = ["amcp:inventory:read", "amcp:leads:write", "amcp:leads:read"]
 
 [[tokens]]
 name = "other"
@@ -508,7 +516,16 @@ async fn start(scenario: &Scenario, profile_dir: &std::path::Path) -> (MockServe
             feed_table(&server.uri())
         }
     };
-    let bridge = with_config(&config(&table)).await;
+    Mock::given(method("POST"))
+        .and(path(CRM_PATH))
+        .respond_with(json_fault(500, "INTAKE-FAILED"))
+        .mount(&server)
+        .await;
+    let crm = format!(
+        "[upstreams.crm]\nkind = \"adf_http\"\nurl = \"{}{CRM_PATH}\"\ntimeout = \"1s\"\n",
+        server.uri()
+    );
+    let bridge = with_config(&config(&format!("{table}\n{crm}"))).await;
     (server, bridge)
 }
 
@@ -587,7 +604,52 @@ fn tool_calls() -> Vec<(&'static str, Value)> {
             "inventory.facets",
             json!({ "dealership_id": "acme", "secret": UPSTREAM_SECRET }),
         ),
+        ("leads.create", pii_lead()),
+        ("leads.create", {
+            let mut lead = pii_lead();
+            lead.as_object_mut().unwrap().remove("consent");
+            lead
+        }),
+        ("leads.create", {
+            let mut lead = pii_lead();
+            lead["customer"]["email"] = json!(pii_text());
+            lead["customer"]["phone"] = json!(PHONE_US);
+            lead["consent"]["scope"] = json!([NAME]);
+            lead
+        }),
+        ("leads.create", {
+            let mut lead = pii_lead();
+            lead["idempotency_key"] = json!(EMAIL);
+            lead
+        }),
+        (
+            "leads.get",
+            json!({ "dealership_id": "acme", "lead_id": EMAIL }),
+        ),
+        ("leads.list", json!({ "dealership_id": "acme" })),
+        (
+            "leads.list",
+            json!({ "dealership_id": "acme", "cursor": pii_text() }),
+        ),
     ]
+}
+
+/// A valid lead whose every customer field is a sentinel.
+fn pii_lead() -> Value {
+    json!({
+        "dealership_id": "acme",
+        "customer": {
+            "first_name": "Zelda", "last_name": "Quisenberry", "email": EMAIL, "phone": PHONE_E164,
+            "address": { "address_line_1": STREET, "city": "Springfield" }
+        },
+        "consent": {
+            "granted_at": "2026-01-01T00:00:00Z", "allowed_channels": ["email", "phone"],
+            "consent_text": format!("I, {NAME}, agree."), "scope": ["lead_submission"]
+        },
+        "vehicle_of_interest": { "make": "Honda", "model": "Civic" },
+        "message": pii_text(),
+        "source_agent": "pii-agent"
+    })
 }
 
 fn resource_uris() -> Vec<String> {
@@ -741,6 +803,7 @@ async fn planted_pii_and_secrets_never_reach_a_caller_or_a_log() {
         "\"Upstream answer is not JSON.\"",
         "\"Upstream token endpoint refused the request.\"",
         "\"Feed refresh failed; serving the last good copy.\"",
+        "\"Lead delivery failed; will retry.\"",
         "\"trace_id\"",
     ] {
         assert!(

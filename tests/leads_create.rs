@@ -44,8 +44,9 @@ async fn a_lead_reaches_the_crm_http_intake_as_adf() {
     .await;
     assert_eq!(view["delivery"]["channel"], "adf_http");
     assert_eq!(view["delivery"]["receipt"], "crm-1");
-    assert_eq!(view["customer"]["name"], "Dana W.");
-    assert_eq!(view["customer"]["email"], "d***@example.com");
+    assert_eq!(view["customer"]["name"], "D. W.");
+    assert_eq!(view["customer"]["email"], "d***@e***.com");
+    assert_eq!(view["customer"]["phone"], "+*******0188");
     assert_eq!(view["consent"]["allowed_channels"], json!(["email", "sms"]));
 
     let crm = &bridge.mocks.as_ref().unwrap().crm;

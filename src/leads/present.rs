@@ -1,5 +1,5 @@
 //! A stored lead as `leads.get`/`leads.list` show it: customer data minimised
-//! (first name and initial, masked e-mail and phone), consent summarised.
+//! (initials, masked e-mail and phone), consent summarised.
 
 use crate::gateway::error::ToolError;
 use crate::tools::leads::{
@@ -26,7 +26,7 @@ pub fn lead_view(lead: &StoredLead) -> Result<LeadView, ToolError> {
         created_at: lead.created_at.clone(),
         source_agent: lead.source_agent.clone(),
         customer: CustomerSummary {
-            name: format!("{} {}.", c.first_name.trim(), initial(&c.last_name)),
+            name: format!("{}. {}.", initial(&c.first_name), initial(&c.last_name)),
             email: c.email.as_deref().map(mask_email),
             phone: c.phone.as_deref().map(mask_phone),
             preferred_contact: c.preferred_contact,
@@ -100,11 +100,15 @@ fn initial(name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// `dana@example.com` → `d***@example.com`.
+/// `dana@mail.example.com` → `d***@m***.com`: enough to tell two customers
+/// apart, not enough to write to them.
 pub fn mask_email(email: &str) -> String {
-    match email.trim().split_once('@') {
-        Some((local, domain)) => format!("{}***@{domain}", initial(local)),
-        None => "***".into(),
+    let Some((local, domain)) = email.trim().split_once('@') else {
+        return "***".into();
+    };
+    match domain.rsplit_once('.') {
+        Some((_, tld)) => format!("{}***@{}***.{tld}", initial(local), initial(domain)),
+        None => format!("{}***@***", initial(local)),
     }
 }
 

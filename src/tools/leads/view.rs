@@ -147,10 +147,10 @@ pub struct LeadView {
     pub submissions: u32,
 }
 
-/// The customer, minimised: a first name, an initial and masked contact points.
+/// The customer, minimised: initials and masked contact points.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct CustomerSummary {
-    /// First name and last initial, e.g. `Dana W.`
+    /// Initials, e.g. `D. W.`
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
