@@ -10,6 +10,7 @@ use std::time::Duration;
 use common::leads::{lead, wait_delivery};
 use common::{call, connect, demo, err, ok};
 use dms_bridge::adf::{self, Interest};
+use rmcp::model::{ReadResourceRequestParams, ResourceContents};
 use serde_json::json;
 
 #[tokio::test]
@@ -84,6 +85,25 @@ async fn a_lead_reaches_the_crm_http_intake_as_adf() {
         comments.contains("Contact consent: email, sms"),
         "{comments}"
     );
+
+    // The lead is also a resource (AutomotiveMCP Level 1), read through the same pipeline.
+    let uri = format!("dms://dealerships/demo-cdk/leads/{lead_id}");
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(uri.clone()))
+        .await
+        .unwrap();
+    let ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+        panic!("not text: {read:?}")
+    };
+    let resource: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(resource["lead_id"], lead_id);
+    assert_eq!(resource["delivery"]["state"], "delivered");
+    let missing = client
+        .read_resource(ReadResourceRequestParams::new(
+            "dms://dealerships/demo-cdk/leads/ld_nope".to_owned(),
+        ))
+        .await;
+    assert!(missing.is_err());
 }
 
 #[tokio::test]

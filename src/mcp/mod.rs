@@ -82,7 +82,7 @@ impl McpServer {
 
 /// What `initialize` advertises beyond tools: the toolset version and the
 /// AutomotiveMCP profile levels served: Level 1 (read resources) and Level 2
-/// (tools) for inventory.
+/// (tools) for inventory and leads.
 pub fn experimental_capabilities() -> std::collections::BTreeMap<String, JsonObject> {
     let entries = [
         (
@@ -91,7 +91,7 @@ pub fn experimental_capabilities() -> std::collections::BTreeMap<String, JsonObj
         ),
         (
             "automotive_mcp",
-            json!({ "spec_version": "0.1", "domains": { "inventory": { "level": 2 } }, "scopes": ["amcp:inventory:read"] }),
+            json!({ "spec_version": "0.1", "domains": { "inventory": { "level": 2 }, "leads": { "level": 2 } }, "scopes": ["amcp:inventory:read", "amcp:leads:read", "amcp:leads:write"] }),
         ),
     ];
     entries

@@ -1,6 +1,7 @@
 //! MCP resources mirror the reads (AutomotiveMCP: resources are side-effect-free
-//! reads): `dms://dealerships/{dealership_id}` and
-//! `dms://dealerships/{dealership_id}/vehicles/{vehicle_id}`. Reads go through
+//! reads): `dms://dealerships/{dealership_id}`,
+//! `dms://dealerships/{dealership_id}/vehicles/{vehicle_id}` and
+//! `dms://dealerships/{dealership_id}/leads/{lead_id}`. Reads go through
 //! the same dispatch pipeline as the tools they mirror, so scoping, validation
 //! and error mapping are the same.
 
@@ -28,6 +29,15 @@ pub fn templates() -> Vec<ResourceTemplate> {
         .with_title("Vehicle")
         .with_description(
             "One vehicle for sale, as inventory.get answers it (vehicle_id from inventory.search).",
+        )
+        .with_mime_type(JSON),
+        ResourceTemplate::new(
+            format!("{SCHEME}{{dealership_id}}/leads/{{lead_id}}"),
+            "lead",
+        )
+        .with_title("Lead")
+        .with_description(
+            "A lead taken through the bridge and its delivery state, as leads.get answers it.",
         )
         .with_mime_type(JSON),
     ]
@@ -69,6 +79,7 @@ pub async fn read(
             let data = Some(error.to_json());
             Err(match error.code {
                 ErrorCode::InventoryVehicleNotFound
+                | ErrorCode::LeadsLeadNotFound
                 | ErrorCode::AuthForbidden
                 | ErrorCode::AuthUnauthorized => {
                     McpError::resource_not_found(error.message.clone(), data)
@@ -95,6 +106,10 @@ fn parse(uri: &str) -> Option<(&'static str, Value)> {
                 json!({ "dealership_id": dealership, "vehicle_id": vehicle }),
             ))
         }
+        [dealership, "leads", lead] if !dealership.is_empty() && !lead.is_empty() => Some((
+            "leads.get",
+            json!({ "dealership_id": dealership, "lead_id": lead }),
+        )),
         _ => None,
     }
 }

@@ -30,7 +30,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 GROUP_TOKEN = "demo-token-group"
-EXPECTED_TOOLS = {"dealership.list", "dealership.get", "inventory.search", "inventory.get", "inventory.facets"}
+EXPECTED_TOOLS = {
+    "dealership.list", "dealership.get", "inventory.search", "inventory.get", "inventory.facets",
+    "leads.create", "leads.get", "leads.list",
+}
 EXPECTED_PROTOCOL = "2025-11-25"
 CHECK_TIMEOUT_S = 60
 
