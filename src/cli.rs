@@ -144,9 +144,14 @@ fn demo_banner(mocks: &demo::MockUpstreams, listen: SocketAddr, stdio: bool) -> 
          \n                  demo-feed (HomeNet-style CSV feed at {feed}/feeds/homenet-inventory.csv, public inventory)\
          \n  Tokens:         demo-token-cdk   -> demo-cdk only\
          \n                  demo-token-group -> demo-cdk and demo-feed\
-         \n                  (no token)       -> demo-feed inventory, anonymously\n",
+         \n                  (no token)       -> demo-feed inventory, anonymously\
+         \n  Lead delivery:  demo-cdk  -> CRM ADF HTTP intake {crm}/adf/demo-cdk (token + HMAC signature)\
+         \n                  demo-feed -> CRM ADF mailbox smtp://{smtp}\
+         \n  What the CRM received:  curl {crm}/adf/received   curl {crm}/smtp/received\n",
         cdk = mocks.cdk_url,
         feed = mocks.feed_url,
+        crm = mocks.crm_url,
+        smtp = mocks.smtp.addr(),
     );
     if !stdio {
         banner.push_str(&format!(
