@@ -180,3 +180,36 @@ async fn a_short_duplicate_window_lets_the_same_lead_through_again() {
     assert_eq!(second["status"], "received");
     assert_ne!(second["lead_id"], first["lead_id"]);
 }
+
+#[tokio::test]
+async fn every_submission_keeps_its_full_consent_grant_as_sent() {
+    let server = intake().await;
+    let bridge = with_config(&leads_config(&server.uri(), "")).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let first = lead("acme", 1);
+    let mut duplicate = lead("acme", 1);
+    duplicate["consent"]["consent_text"] =
+        json!("A second, different disclosure the customer saw.");
+    duplicate["consent"]["expires_at"] = json!("2099-01-01T00:00:00Z");
+    let a = ok(&call(&client, "leads.create", first.clone()).await);
+    let b = ok(&call(&client, "leads.create", duplicate.clone()).await);
+    assert_eq!(b["status"], "duplicate");
+    assert_eq!(a["lead_id"], b["lead_id"]);
+
+    let pool = bridge.gateway.store().unwrap().pool();
+    let stored: Vec<String> = sqlx::query_scalar(
+        "SELECT consent FROM lead_submissions WHERE lead_id = ? ORDER BY received_at",
+    )
+    .bind(a["lead_id"].as_str().unwrap())
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    let stored: Vec<serde_json::Value> = stored
+        .iter()
+        .map(|s| serde_json::from_str(s).unwrap())
+        .collect();
+    assert_eq!(
+        stored,
+        [first["consent"].clone(), duplicate["consent"].clone()]
+    );
+}
