@@ -1028,7 +1028,79 @@ LF line endings, no quoting, {len(google)} rows.
 - `price` is `18995 USD` or `18,995.00 USD`; `vehicle_msrp` only on new rows.
 - `mileage` is `12000 miles`; `additional_image_link` is comma-joined URLs;
   `body_style` uses lower-case values (`suv`, `sedan`, `truck`, ...).
+
+## `blackbook/`
+
+Imitates Black Book UsedCarWS answers (`GET /UsedCarWS/UsedCarWS/UsedVehicle/VIN/{{vin}}`):
+whole-dollar integers, `used_vehicles.used_vehicle_list[0]` with
+`adjusted_tradein_{{clean,avg,rough}}`, `adjusted_whole_*`, `adjusted_retail_*`.
+
+- `used-vehicle.json`: the answer for `{next(v.vin for v in cdk if v.condition != "new" and not v.deleted)}`,
+  the first used unit of `cdk/merchandisable-vehicles.json`.
+- `values-by-vin.json`: the same record for every used or certified unit of
+  `cdk/merchandisable-vehicles.json`, keyed by full VIN, valued at its own
+  mileage (`mileage`); the demo's mock Black Book serves it and adjusts for the
+  mileage asked.
+- `no-data.json`: `data_available: false` with a `NO_DATA` message, what an
+  unknown VIN gets.
 """
+
+
+# ---------------------------------------------------------------------------
+# Black Book-shaped valuations (UsedCarWS)
+# ---------------------------------------------------------------------------
+
+def trade_values(v: Vehicle) -> dict:
+    """Adjusted values in whole dollars at the vehicle's own mileage: trade-in a
+    fixed share of the retail value, average and rough below clean."""
+    retail = used_value(v.spec, v.year, v.miles, False)
+    clean = round_to(retail * 0.80, 25)
+    return {
+        "adjusted_tradein_clean": clean,
+        "adjusted_tradein_avg": round_to(clean * 0.88, 25),
+        "adjusted_tradein_rough": round_to(clean * 0.74, 25),
+        "adjusted_whole_clean": round_to(clean * 1.06, 25),
+        "adjusted_whole_avg": round_to(clean * 0.95, 25),
+        "adjusted_whole_rough": round_to(clean * 0.80, 25),
+        "adjusted_retail_clean": round_to(retail, 25),
+        "adjusted_retail_avg": round_to(retail * 0.92, 25),
+        "adjusted_retail_rough": round_to(retail * 0.80, 25),
+    }
+
+
+def blackbook_record(v: Vehicle, uvc: int) -> dict:
+    return {
+        "uvc": f"{v.year}{uvc:06d}",
+        "vin": v.vin[:10],
+        "model_year": str(v.year),
+        "make": v.spec.make,
+        "model": v.spec.model,
+        "series": v.spec.trim,
+        "style": v.spec.body,
+        "mileage": v.miles,
+        **trade_values(v),
+    }
+
+
+def render_blackbook(fleet: list[Vehicle]) -> tuple[str, str, str]:
+    """One answer for the first used unit, the table the demo's mock serves
+    (every used unit, keyed by full VIN, with the mileage its values are for),
+    and the no-data answer."""
+    used = [v for v in fleet if v.condition != "new" and not v.deleted]
+    table = {v.vin: blackbook_record(v, i + 1) for i, v in enumerate(used)}
+    one = {
+        "used_vehicles": {"data_available": True, "used_vehicle_list": [table[used[0].vin]]},
+        "warning_count": 0,
+        "error_count": 0,
+        "message_list": [],
+    }
+    none = {
+        "used_vehicles": {"data_available": False, "used_vehicle_list": []},
+        "warning_count": 0,
+        "error_count": 1,
+        "message_list": [{"type": "Error", "code": "NO_DATA", "message": "No data found for the VIN"}],
+    }
+    return small_json(one), small_json(table), small_json(none)
 
 
 def write(path: Path, text: str) -> None:
@@ -1090,6 +1162,10 @@ def main() -> None:
     write(out / "feed" / "homenet-inventory.csv", render_csv([feed_row(v) for v in feed]))
     write(out / "feed" / "homenet-inventory-next.csv", render_csv(next_rows))
     write(out / "feed" / "google-vehicle-listings.tsv", render_google(google))
+    bb_one, bb_table, bb_none = render_blackbook(cdk)
+    write(out / "blackbook" / "used-vehicle.json", bb_one)
+    write(out / "blackbook" / "values-by-vin.json", bb_table)
+    write(out / "blackbook" / "no-data.json", bb_none)
     write(out / "README.md", build_readme(cdk, feed, refresh, google, cdk_json))
 
     if not args.quiet:

@@ -178,6 +178,7 @@ fn build_dealership(
         id: d.id.clone(),
         currency: d.currency.clone(),
         timezone,
+        region: d.address.region.clone(),
     };
     let mut routes = BTreeMap::new();
     for (domain, upstream_id) in &d.routes {

@@ -81,7 +81,12 @@ async fn tools_list_shows_only_what_the_caller_can_use() {
         "inventory.get",
         "inventory.facets",
     ];
-    let leads = ["leads.create", "leads.get", "leads.list"];
+    let leads = [
+        "leads.create",
+        "leads.get",
+        "leads.list",
+        "deals.request_trade_value",
+    ];
     let all: Vec<&str> = reads.iter().chain(&leads).copied().collect();
     for token in ["demo-token-group", "demo-token-cdk"] {
         let client = connect(&bridge.url, Some(token)).await;

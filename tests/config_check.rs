@@ -136,6 +136,7 @@ fn demo_config(upstream: &str) -> String {
         .replace("{cdk_url}", upstream)
         .replace("{feed_url}", upstream)
         .replace("{crm_url}", upstream)
+        .replace("{blackbook_url}", upstream)
         .replace("{smtp_port}", "2525")
         .replace("{listen}", "127.0.0.1:8787")
 }
@@ -183,7 +184,7 @@ fn the_demo_template_is_ok() {
     assert!(
         outcome
             .stdout
-            .contains("OK (2 dealership(s), 4 upstream(s), 2 token(s))"),
+            .contains("OK (2 dealership(s), 5 upstream(s), 2 token(s))"),
         "{outcome:?}"
     );
     assert!(!outcome.stderr.contains("problem"), "{outcome:?}");

@@ -372,17 +372,47 @@ fn every_builtin_profile_parses_and_names_a_builtin_mapping() {
         let profile =
             Profile::from_toml(&text).unwrap_or_else(|e| panic!("adapters/{name}.toml: {e}"));
         assert_eq!(&profile.name, name);
-        let inventory = profile
-            .inventory
-            .as_ref()
-            .unwrap_or_else(|| panic!("{name} has an inventory operation"));
         assert!(
-            catalog::MAPPINGS.contains(&inventory.mapping.as_str()),
-            "{name}'s inventory mapping {:?} is not a built-in ({:?})",
-            inventory.mapping,
-            catalog::MAPPINGS
+            profile.inventory.is_some() || profile.trade_value.is_some(),
+            "{name} has no operation"
         );
-        compile(&inventory.mapping);
+        if let Some(inventory) = &profile.inventory {
+            assert!(
+                catalog::MAPPINGS.contains(&inventory.mapping.as_str()),
+                "{name}'s inventory mapping {:?} is not a built-in ({:?})",
+                inventory.mapping,
+                catalog::MAPPINGS
+            );
+            compile(&inventory.mapping);
+        }
     }
     assert_eq!(builtin_profile("no-such-profile"), None);
+}
+
+#[test]
+fn every_path_the_blackbook_profile_reads_exists_in_its_fixture() {
+    let profile = Profile::from_toml(&read("adapters/blackbook.toml")).unwrap();
+    let spec = profile.trade_value.unwrap();
+    let answer: serde_json::Value =
+        serde_json::from_str(&read("wiremock-fixtures/blackbook/used-vehicle.json")).unwrap();
+    let at = |path: &str, root: &serde_json::Value| {
+        dms_bridge::adapters::mapping::ValuePath::parse(path)
+            .unwrap()
+            .first(root)
+            .cloned()
+            .unwrap_or_else(|| panic!("{path} is not in the fixture"))
+    };
+    assert_eq!(at(spec.available.as_deref().unwrap(), &answer), true);
+    let record = at(&spec.record, &answer);
+    let f = &spec.fields;
+    for path in [&f.rough, &f.average, &f.clean].into_iter().chain(
+        [&f.year, &f.make, &f.model, &f.series, &f.style]
+            .into_iter()
+            .flatten(),
+    ) {
+        at(path, &record);
+    }
+    let none: serde_json::Value =
+        serde_json::from_str(&read("wiremock-fixtures/blackbook/no-data.json")).unwrap();
+    assert_eq!(at(spec.available.as_deref().unwrap(), &none), false);
 }

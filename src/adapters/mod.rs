@@ -11,6 +11,7 @@ pub mod mapping;
 pub mod resilience;
 pub mod rest;
 mod snapshot;
+pub mod valuation;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -18,6 +19,7 @@ use std::sync::Arc;
 pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
 pub use error::AdapterError;
 pub use snapshot::{InventorySnapshot, Lookup, SoldUnit, UnitRef};
+pub use valuation::{TradeValueRequest, Valuation};
 
 use crate::model::Domain;
 
@@ -48,6 +50,14 @@ pub trait UpstreamAdapter {
     fn inventory(
         &self,
     ) -> impl Future<Output = Result<Arc<InventorySnapshot>, AdapterError>> + Send;
+
+    /// A trade-in valuation; `None` when the provider has no data for the vehicle.
+    fn trade_value(
+        &self,
+        _request: &TradeValueRequest<'_>,
+    ) -> impl Future<Output = Result<Option<Valuation>, AdapterError>> + Send {
+        async { Err(AdapterError::Unsupported) }
+    }
 
     /// Hands one lead to the dealership's CRM (one attempt; the outbox retries).
     /// Only lead sinks can.
@@ -106,6 +116,16 @@ impl UpstreamAdapter for Adapter {
             Self::Rest(a) => a.inventory().await,
             Self::Feed(a) => a.inventory().await,
             Self::Adf(_) => Err(AdapterError::Unsupported),
+        }
+    }
+
+    async fn trade_value(
+        &self,
+        request: &TradeValueRequest<'_>,
+    ) -> Result<Option<Valuation>, AdapterError> {
+        match self {
+            Self::Rest(a) => a.trade_value(request).await,
+            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
         }
     }
 

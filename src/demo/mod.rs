@@ -3,6 +3,7 @@
 //! from the same fixtures the tests use, and the bridge is configured from the
 //! embedded `demo.toml`.
 
+pub mod mock_blackbook;
 pub mod mock_cdk;
 pub mod mock_crm;
 pub mod mock_feed;
@@ -35,6 +36,8 @@ pub struct MockUpstreams {
     pub crm: mock_crm::MockCrm,
     /// The CRM's ADF mailbox (demo-feed's leads).
     pub smtp: Arc<mock_smtp::MockSmtp>,
+    /// A Black Book-shaped valuation API (both dealerships' trade-in values).
+    pub blackbook_url: String,
 }
 
 /// Starts the mock upstreams on ephemeral loopback ports.
@@ -59,6 +62,7 @@ pub async fn start_mocks(
         }),
     );
     let crm_url = serve(router, cancel.child_token()).await?;
+    let blackbook_url = serve(mock_blackbook::router(), cancel.child_token()).await?;
     Ok(MockUpstreams {
         cdk_url,
         feed_url,
@@ -66,6 +70,7 @@ pub async fn start_mocks(
         crm_url,
         crm,
         smtp,
+        blackbook_url,
     })
 }
 
@@ -92,6 +97,7 @@ pub fn render(mocks: &MockUpstreams, listen: SocketAddr) -> String {
         .replace("{cdk_url}", &mocks.cdk_url)
         .replace("{feed_url}", &mocks.feed_url)
         .replace("{crm_url}", &mocks.crm_url)
+        .replace("{blackbook_url}", &mocks.blackbook_url)
         .replace("{smtp_port}", &mocks.smtp.addr().port().to_string())
         .replace("{listen}", &listen.to_string())
 }

@@ -22,6 +22,7 @@ pub enum ErrorCode {
     LeadsInvalidConsent,
     LeadsIdempotencyConflict,
     LeadsLeadNotFound,
+    DealsTradeValueUnavailable,
     UpstreamUnavailable,
     UpstreamTimeout,
     UpstreamRejected,
@@ -31,7 +32,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 18] = [
+    pub const ALL: [ErrorCode; 19] = [
         Self::AuthUnauthorized,
         Self::AuthForbidden,
         Self::RequestInvalidArguments,
@@ -44,6 +45,7 @@ impl ErrorCode {
         Self::LeadsInvalidConsent,
         Self::LeadsIdempotencyConflict,
         Self::LeadsLeadNotFound,
+        Self::DealsTradeValueUnavailable,
         Self::UpstreamUnavailable,
         Self::UpstreamTimeout,
         Self::UpstreamRejected,
@@ -66,6 +68,7 @@ impl ErrorCode {
             Self::LeadsInvalidConsent => "leads.invalid_consent",
             Self::LeadsIdempotencyConflict => "leads.idempotency_conflict",
             Self::LeadsLeadNotFound => "leads.lead_not_found",
+            Self::DealsTradeValueUnavailable => "deals.trade_value_unavailable",
             Self::UpstreamUnavailable => "upstream.unavailable",
             Self::UpstreamTimeout => "upstream.timeout",
             Self::UpstreamRejected => "upstream.rejected",

@@ -3,6 +3,7 @@
 //! the arguments and build the results, so they cannot drift.
 
 pub mod dealership;
+pub mod deals;
 pub mod inventory;
 pub mod leads;
 
@@ -18,7 +19,7 @@ use crate::model::Domain;
 
 /// Version of the public tool contract (TOOLSET.md). Bump the major on any
 /// breaking change to names, schemas or error codes.
-pub const TOOLSET_VERSION: &str = "1.1.0";
+pub const TOOLSET_VERSION: &str = "1.2.0";
 
 /// Every tool the bridge can serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -31,10 +32,11 @@ pub enum ToolId {
     LeadsCreate,
     LeadsGet,
     LeadsList,
+    DealsRequestTradeValue,
 }
 
 impl ToolId {
-    pub const ALL: [ToolId; 8] = [
+    pub const ALL: [ToolId; 9] = [
         Self::DealershipList,
         Self::DealershipGet,
         Self::InventorySearch,
@@ -43,6 +45,7 @@ impl ToolId {
         Self::LeadsCreate,
         Self::LeadsGet,
         Self::LeadsList,
+        Self::DealsRequestTradeValue,
     ];
 
     pub fn name(self) -> &'static str {
@@ -55,6 +58,7 @@ impl ToolId {
             Self::LeadsCreate => "leads.create",
             Self::LeadsGet => "leads.get",
             Self::LeadsList => "leads.list",
+            Self::DealsRequestTradeValue => "deals.request_trade_value",
         }
     }
 
@@ -70,6 +74,7 @@ impl ToolId {
                 Some(Domain::Inventory)
             }
             Self::LeadsCreate | Self::LeadsGet | Self::LeadsList => Some(Domain::Leads),
+            Self::DealsRequestTradeValue => Some(Domain::Deals),
         }
     }
 
@@ -116,6 +121,7 @@ impl ToolId {
             Self::LeadsCreate => "Send a sales lead to the dealership",
             Self::LeadsGet => "Get a lead and its delivery state",
             Self::LeadsList => "List leads taken through the bridge",
+            Self::DealsRequestTradeValue => "Estimate a trade-in's value",
         }
     }
 
@@ -145,6 +151,9 @@ impl ToolId {
             Self::LeadsList => {
                 "List leads taken through the bridge for a dealership, newest first, optionally only those whose delivery is pending, delivered or failed, or within a time range. Customer details are masked. Pass next_cursor back as cursor for the next page."
             }
+            Self::DealsRequestTradeValue => {
+                "Estimate what the dealership's valuation provider says a trade-in is worth: give the VIN and the odometer reading (and optionally the customer's ZIP and the condition). Answers a low/average/high trade-in range in minor units (cents), the provider, and until when the estimate stands. It is an estimate, not an offer. Answers deals.trade_value_unavailable when the provider has no values for the vehicle."
+            }
         }
     }
 
@@ -155,7 +164,11 @@ impl ToolId {
         let write = self.class() == ToolClass::Write;
         let open_world = matches!(
             self,
-            Self::InventorySearch | Self::InventoryGet | Self::InventoryFacets | Self::LeadsCreate
+            Self::InventorySearch
+                | Self::InventoryGet
+                | Self::InventoryFacets
+                | Self::LeadsCreate
+                | Self::DealsRequestTradeValue
         );
         ToolAnnotations::with_title(self.title())
             .read_only(!write)
@@ -174,6 +187,7 @@ impl ToolId {
             Self::LeadsCreate => schema_of::<leads::CreateArgs>(),
             Self::LeadsGet => schema_of::<leads::GetArgs>(),
             Self::LeadsList => schema_of::<leads::ListArgs>(),
+            Self::DealsRequestTradeValue => schema_of::<deals::TradeValueArgs>(),
         }
     }
 
@@ -187,6 +201,7 @@ impl ToolId {
             Self::LeadsCreate => schema_of::<leads::CreateResult>(),
             Self::LeadsGet => schema_of::<leads::LeadView>(),
             Self::LeadsList => schema_of::<leads::ListResult>(),
+            Self::DealsRequestTradeValue => schema_of::<deals::TradeValueResult>(),
         }
     }
 

@@ -32,7 +32,7 @@ from mcp.client.streamable_http import streamable_http_client
 GROUP_TOKEN = "demo-token-group"
 EXPECTED_TOOLS = {
     "dealership.list", "dealership.get", "inventory.search", "inventory.get", "inventory.facets",
-    "leads.create", "leads.get", "leads.list",
+    "leads.create", "leads.get", "leads.list", "deals.request_trade_value",
 }
 EXPECTED_PROTOCOL = "2025-11-25"
 CHECK_TIMEOUT_S = 60

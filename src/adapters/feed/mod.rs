@@ -89,6 +89,7 @@ impl FeedAdapter {
             vars: &vars,
             secrets: &secrets,
             dealership_id: &dealership.id,
+            params: &crate::adapters::rest::template::NO_PARAMS,
         };
         let headers = config
             .headers

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::auth::UpstreamAuth;
 use super::profile::{ErrorClass, Pagination};
-use super::template::TemplateContext;
+use super::template::{Template, TemplateContext};
 use super::{Operation, RestAdapter};
 use crate::adapters::http::{self, Reply, status_error};
 use crate::adapters::mapping::path::scalar_text;
@@ -26,7 +26,7 @@ impl RestAdapter {
         let mut cursor: Option<String> = None;
         loop {
             let params = page_params(&op.spec.pagination, page, records.len(), cursor.as_deref());
-            let body = self.call(op, &params).await?;
+            let body = self.call(&op.endpoint(), &params).await?;
             verified_at = verified_at.min(Utc::now());
             let batch = match &op.records {
                 Some(path) => path
@@ -66,23 +66,25 @@ impl RestAdapter {
 
     /// One request, with one token refresh if the upstream says the token is stale.
     /// One logical request under the upstream's policy (quota, retries, breaker).
-    async fn call(
+    pub(super) async fn call(
         &self,
-        op: &Operation,
+        endpoint: &Endpoint<'_>,
         params: &[(String, String)],
     ) -> Result<Value, AdapterError> {
-        self.policy.run(true, || self.call_once(op, params)).await
+        self.policy
+            .run(true, || self.call_once(endpoint, params))
+            .await
     }
 
     /// One attempt, with one token refresh if the upstream says the token is stale.
     async fn call_once(
         &self,
-        op: &Operation,
+        endpoint: &Endpoint<'_>,
         params: &[(String, String)],
     ) -> Result<Value, AdapterError> {
         let mut refused = None;
         loop {
-            let request = self.request(op, params, refused).await?;
+            let request = self.request(endpoint, params, refused).await?;
             let generation = request.1;
             let reply = http::send(request.0).await?;
             match self.classify(reply) {
@@ -100,7 +102,7 @@ impl RestAdapter {
 
     async fn request(
         &self,
-        op: &Operation,
+        endpoint: &Endpoint<'_>,
         params: &[(String, String)],
         refused: Option<u64>,
     ) -> Result<(reqwest::RequestBuilder, Option<u64>), AdapterError> {
@@ -108,18 +110,17 @@ impl RestAdapter {
             vars: &self.vars,
             secrets: &self.secrets,
             dealership_id: &self.dealership.id,
+            params: endpoint.params,
         };
-        let method = Method::from_bytes(op.spec.method.as_bytes()).unwrap_or(Method::GET);
-        let mut query: Vec<(String, String)> = op
+        let method = Method::from_bytes(endpoint.method.as_bytes()).unwrap_or(Method::GET);
+        let mut query: Vec<(String, String)> = endpoint
             .query
             .iter()
             .map(|(k, t)| (k.clone(), t.render(&ctx)))
             .collect();
         query.extend_from_slice(params);
-        let mut request = self
-            .http
-            .request(method, format!("{}{}", self.base_url, op.spec.path))
-            .query(&query);
+        let url = format!("{}{}", self.base_url, endpoint.path.render(&ctx));
+        let mut request = self.http.request(method, url).query(&query);
         for (name, template) in &self.headers {
             request = request.header(name, template.render(&ctx));
         }
@@ -200,6 +201,26 @@ impl RestAdapter {
             (Some(bad), _) => found == Some(bad),
             (None, Some(good)) => found != Some(good),
             (None, None) => false,
+        }
+    }
+}
+
+/// What one request is made of.
+pub(super) struct Endpoint<'a> {
+    pub method: &'a str,
+    pub path: &'a Template,
+    pub query: &'a [(String, Template)],
+    /// Values of the request parameters the path and query use.
+    pub params: &'a std::collections::BTreeMap<String, String>,
+}
+
+impl Operation {
+    fn endpoint(&self) -> Endpoint<'_> {
+        Endpoint {
+            method: &self.spec.method,
+            path: &self.path,
+            query: &self.query,
+            params: &super::template::NO_PARAMS,
         }
     }
 }

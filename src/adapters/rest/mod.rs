@@ -5,6 +5,7 @@ mod auth;
 mod fetch;
 pub mod profile;
 pub mod template;
+mod valuation;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,6 +20,7 @@ use self::template::{Template, TemplateContext};
 use super::flight::Flight;
 use super::mapping::{ValuePath, VehicleMapping};
 use super::resilience::UpstreamPolicy;
+use super::valuation::{TradeValueRequest, Valuation};
 use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance, catalog};
 use crate::config::{RestUpstreamConfig, resolve_secret};
 use crate::model::Domain;
@@ -29,6 +31,8 @@ pub struct DealershipContext {
     pub id: String,
     pub currency: String,
     pub timezone: chrono_tz::Tz,
+    /// State or province code (e.g. `TX`), for providers that price by region.
+    pub region: String,
 }
 
 /// A built REST upstream for one dealership.
@@ -44,6 +48,7 @@ pub struct RestAdapter {
     auth: UpstreamAuth,
     errors: CompiledErrors,
     inventory: Option<Operation>,
+    trade_value: Option<valuation::TradeValueOp>,
     dealership: DealershipContext,
     /// Concurrent inventory reads share one upstream request.
     flight: Flight,
@@ -52,6 +57,7 @@ pub struct RestAdapter {
 /// A profile operation with its templates and mapping compiled.
 struct Operation {
     spec: OperationSpec,
+    path: Template,
     query: Vec<(String, Template)>,
     records: Option<ValuePath>,
     mapping: VehicleMapping,
@@ -101,6 +107,7 @@ impl RestAdapter {
             vars: &config.vars,
             secrets: &secrets,
             dealership_id: &dealership.id,
+            params: &template::NO_PARAMS,
         };
         let headers: Vec<(HeaderName, Template)> = profile
             .headers
@@ -119,12 +126,20 @@ impl RestAdapter {
             .inventory
             .as_ref()
             .and_then(|spec| compile_operation(spec, &ctx, base, &mut errors));
+        let trade_value = profile
+            .trade_value
+            .as_ref()
+            .and_then(|spec| valuation::compile(spec, &ctx, &mut errors));
         let auth = build_auth(&profile.auth, config, client_id, client_secret, &mut errors);
         let compiled_errors = compile_errors(&profile.errors, &mut errors);
         if profile.domains.contains(&Domain::Inventory) && profile.inventory.is_none() {
             errors.push(
                 "profile: lists the inventory domain but has no [inventory] operation".into(),
             );
+        }
+        if profile.domains.contains(&Domain::Deals) && profile.trade_value.is_none() {
+            errors
+                .push("profile: lists the deals domain but has no [trade_value] operation".into());
         }
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
@@ -146,6 +161,7 @@ impl RestAdapter {
             auth: auth.unwrap_or(UpstreamAuth::None),
             errors: compiled_errors,
             inventory,
+            trade_value,
             dealership,
             flight: Flight::default(),
         })
@@ -166,6 +182,9 @@ fn compile_operation(
             Err(e) => errors.push(format!("profile inventory.query.{k}: {e}")),
         }
     }
+    let path = Template::compile(&spec.path, ctx)
+        .map_err(|e| errors.push(format!("profile inventory.path: {e}")))
+        .ok()?;
     let mapping = catalog::read(&spec.mapping, base, catalog::builtin_mapping)
         .map_err(|e| vec![e])
         .and_then(|text| VehicleMapping::from_toml(&text))
@@ -186,6 +205,7 @@ fn compile_operation(
     };
     Some(Operation {
         spec: spec.clone(),
+        path,
         query,
         records,
         mapping,
@@ -289,5 +309,13 @@ impl UpstreamAdapter for RestAdapter {
         self.flight
             .run(async { self.list_inventory(op).await.map(Arc::new) })
             .await
+    }
+
+    async fn trade_value(
+        &self,
+        request: &TradeValueRequest<'_>,
+    ) -> Result<Option<Valuation>, AdapterError> {
+        let op = self.trade_value.as_ref().ok_or(AdapterError::Unsupported)?;
+        self.value_trade(op, request).await
     }
 }

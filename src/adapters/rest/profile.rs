@@ -23,8 +23,44 @@ pub struct Profile {
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     pub inventory: Option<OperationSpec>,
+    /// Trade-in valuation of one VIN (the `deals` domain).
+    pub trade_value: Option<TradeValueSpec>,
     #[serde(default)]
     pub errors: ErrorSpec,
+}
+
+/// A valuation request: path and query may use `{vin}`, `{mileage_mi}`,
+/// `{mileage_km}`, `{zip}` and `{state}` (the dealership's region).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TradeValueSpec {
+    #[serde(default = "default_method")]
+    pub method: String,
+    pub path: String,
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    /// Where the valued vehicle is in the answer.
+    pub record: String,
+    /// A boolean that is `false` when the provider has no data for the VIN.
+    pub available: Option<String>,
+    /// How the provider writes amounts.
+    #[serde(default)]
+    pub amounts: crate::model::AmountUnit,
+    pub fields: TradeValueFields,
+}
+
+/// Paths, inside the record, of what the bridge reads.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TradeValueFields {
+    pub rough: String,
+    pub average: String,
+    pub clean: String,
+    pub year: Option<String>,
+    pub make: Option<String>,
+    pub model: Option<String>,
+    pub series: Option<String>,
+    pub style: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

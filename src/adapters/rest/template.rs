@@ -1,5 +1,6 @@
-//! Header and query templates: literal text with `{vars.NAME}`, `{secrets.NAME}`,
-//! `{uuid}` (fresh per request) and `{dealership_id}` placeholders, checked when
+//! Header, path and query templates: literal text with `{vars.NAME}`,
+//! `{secrets.NAME}`, `{uuid}` (fresh per request), `{dealership_id}` and, in
+//! operations that take them, request parameters such as `{vin}`. Checked when
 //! the adapter is built so a typo fails at start, not on the first call.
 
 use std::collections::BTreeMap;
@@ -13,6 +14,9 @@ enum Piece {
     Secret(String),
     Uuid,
     DealershipId,
+    /// A request parameter (`{vin}`, `{mileage_mi}`…); tools validate their values
+    /// (letters, digits, hyphens), so they are safe in a path.
+    Param(String),
 }
 
 /// A compiled template.
@@ -26,7 +30,12 @@ pub struct TemplateContext<'a> {
     pub vars: &'a BTreeMap<String, String>,
     pub secrets: &'a BTreeMap<String, SecretString>,
     pub dealership_id: &'a str,
+    /// Request parameters: their names when compiling, their values when rendering.
+    pub params: &'a BTreeMap<String, String>,
 }
+
+/// No request parameters.
+pub static NO_PARAMS: BTreeMap<String, String> = BTreeMap::new();
 
 impl Template {
     pub fn compile(text: &str, ctx: &TemplateContext<'_>) -> Result<Self, String> {
@@ -46,6 +55,7 @@ impl Template {
                 Some(("secrets", s)) if ctx.secrets.contains_key(s) => Piece::Secret(s.to_owned()),
                 None if name == "uuid" => Piece::Uuid,
                 None if name == "dealership_id" => Piece::DealershipId,
+                None if ctx.params.contains_key(name) => Piece::Param(name.to_owned()),
                 _ => {
                     return Err(format!(
                         "{{{name}}} is not defined (give it under vars or secrets)"
@@ -72,6 +82,7 @@ impl Template {
                 }
                 Piece::Uuid => out.push_str(&uuid::Uuid::new_v4().to_string()),
                 Piece::DealershipId => out.push_str(ctx.dealership_id),
+                Piece::Param(p) => out.push_str(ctx.params.get(p).map_or("", String::as_str)),
             }
         }
         out
@@ -90,6 +101,7 @@ mod tests {
             vars: &vars,
             secrets: &secrets,
             dealership_id: "d1",
+            params: &NO_PARAMS,
         };
         let t = Template::compile("{vars.sub}/{secrets.key}/{dealership_id}", &ctx)
             .map(|t| t.render(&ctx));
@@ -111,8 +123,30 @@ mod tests {
             vars: &empty,
             secrets: &secrets,
             dealership_id: "d",
+            params: &NO_PARAMS,
         };
         assert!(Template::compile("{vars.missing}", &ctx).is_err());
         assert!(Template::compile("{oops", &ctx).is_err());
+        assert!(Template::compile("/vin/{vin}", &ctx).is_err());
+    }
+
+    #[test]
+    fn renders_request_parameters_where_the_operation_declares_them() {
+        let empty = BTreeMap::new();
+        let secrets = BTreeMap::new();
+        let names = BTreeMap::from([("vin".to_owned(), String::new())]);
+        let compile = TemplateContext {
+            vars: &empty,
+            secrets: &secrets,
+            dealership_id: "d",
+            params: &names,
+        };
+        let t = Template::compile("/vin/{vin}", &compile).unwrap();
+        let values = BTreeMap::from([("vin".to_owned(), "1HGCM82633A004352".to_owned())]);
+        let render = TemplateContext {
+            params: &values,
+            ..compile
+        };
+        assert_eq!(t.render(&render), "/vin/1HGCM82633A004352");
     }
 }

@@ -1,0 +1,155 @@
+//! `deals.request_trade_value`: a trade-in range for a VIN and an odometer
+//! reading, from the dealership's valuation provider.
+
+use chrono::{SecondsFormat, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::adapters::{TradeValueRequest, UpstreamAdapter};
+use crate::gateway::error::{ErrorCode, ToolError};
+use crate::gateway::{Check, ToolArgs, ToolContext};
+use crate::model::{Domain, Mileage, Money, vin};
+use crate::tools::leads::WearCondition;
+use crate::tools::to_json;
+
+/// How long a quoted range stands: providers refresh values weekly.
+const VALID_DAYS: i64 = 7;
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TradeValueArgs {
+    pub dealership_id: String,
+    /// 17 characters, check digit verified.
+    pub vin: String,
+    /// The odometer reading.
+    pub mileage: Mileage,
+    /// The customer's ZIP code (default: the dealership's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^\d{5}(-\d{4})?$"))]
+    pub zip: Option<String>,
+    /// The customer's view of the condition; picks `value` within the range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<WearCondition>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TradeValueResult {
+    pub vin: String,
+    /// The valuation provider (e.g. `blackbook`).
+    pub provider: String,
+    pub vehicle: ValuedVehicle,
+    /// Trade-in values: `low` (rough condition), `average`, `high` (clean).
+    pub trade_in: TradeInRange,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<WearCondition>,
+    /// The value for `condition`, when given: excellent and good → high, fair → average, poor → low.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Money>,
+    pub mileage: Mileage,
+    pub valued_at: String,
+    /// An estimate, not an offer: the dealership appraises the car before it buys.
+    pub valid_until: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ValuedVehicle {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub year: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub make: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TradeInRange {
+    pub low: Money,
+    pub average: Money,
+    pub high: Money,
+}
+
+impl ToolArgs for TradeValueArgs {
+    fn dealership_id(&self) -> Option<&str> {
+        Some(&self.dealership_id)
+    }
+
+    fn validate(&self, check: &mut Check<'_>) {
+        check.vin("/vin", &self.vin);
+        if self.mileage.in_miles() > 2_000_000 {
+            check
+                .problems
+                .push("/mileage/value", "is not a plausible odometer reading");
+        }
+    }
+}
+
+pub async fn request_trade_value(
+    ctx: ToolContext<'_>,
+    args: TradeValueArgs,
+) -> Result<Value, ToolError> {
+    let dealership = ctx.dealership()?;
+    let vin = vin::normalize(&args.vin);
+    let zip = args
+        .zip
+        .clone()
+        .unwrap_or_else(|| dealership.profile.address.postal_code.clone());
+    let request = TradeValueRequest {
+        vin: &vin,
+        mileage_mi: args.mileage.in_miles(),
+        zip: &zip,
+    };
+    let valuation = ctx
+        .adapter(Domain::Deals)?
+        .trade_value(&request)
+        .await
+        .map_err(ctx.upstream_error())?
+        .ok_or_else(|| unavailable(&args.dealership_id))?;
+    let value = args.condition.map(|c| match c {
+        WearCondition::Excellent | WearCondition::Good => valuation.clean.clone(),
+        WearCondition::Fair => valuation.average.clone(),
+        WearCondition::Poor => valuation.rough.clone(),
+    });
+    let now = Utc::now();
+    let stamp = |t: chrono::DateTime<Utc>| {
+        t.with_timezone(&dealership.timezone)
+            .to_rfc3339_opts(SecondsFormat::Secs, false)
+    };
+    to_json(TradeValueResult {
+        vin,
+        provider: valuation.provider,
+        vehicle: ValuedVehicle {
+            year: valuation.year,
+            make: valuation.make,
+            model: valuation.model,
+            series: valuation.series,
+            style: valuation.style,
+        },
+        trade_in: TradeInRange {
+            low: valuation.rough,
+            average: valuation.average,
+            high: valuation.clean,
+        },
+        condition: args.condition,
+        value,
+        mileage: args.mileage,
+        valued_at: stamp(now),
+        valid_until: stamp(now + chrono::Duration::days(VALID_DAYS)),
+    })
+}
+
+fn unavailable(dealership_id: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::DealsTradeValueUnavailable,
+        "The valuation provider has no values for this vehicle.",
+    )
+    .with_next_tool_call(
+        "leads.create",
+        json!({ "dealership_id": dealership_id }),
+        "Send a lead with the trade-in so the dealership appraises it in person.",
+    )
+}
