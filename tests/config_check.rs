@@ -549,3 +549,59 @@ fn a_bad_phone_number_does_not_hide_other_problems() {
     let expected: Vec<&str> = SEMANTIC_PROBLEMS.iter().map(|(p, _)| *p).collect();
     assert_eq!(paths(&errors), expected, "{errors:#?}");
 }
+
+#[test]
+fn lead_delivery_problems_are_all_listed_with_their_paths() {
+    let toml = format!(
+        r#"
+[leads]
+id_source = " "
+delivery = {{ max_attempts = 0, base_delay = "10m", max_delay = "1m", lease = "5s", concurrency = 0 }}
+
+[[dealerships]]
+id = "acme"
+name = "Acme Motors"
+timezone = "America/Chicago"
+{ADDRESS}
+routes = {{ leads = "mail", inventory = "crm" }}
+
+[upstreams.crm]
+kind = "adf_http"
+url = "ftp://crm.example/adf"
+timeout = "10s"
+
+[upstreams.mail]
+kind = "adf_email"
+smtp_host = "smtp.example"
+from = "not an address"
+to = []
+username = {{ value = "u" }}
+timeout = "2s"
+"#
+    );
+    let outcome = check(&toml);
+    assert_problems(
+        &outcome,
+        &[
+            (
+                "dealerships[0].routes.inventory",
+                "cannot serve the inventory domain",
+            ),
+            ("upstreams.crm.url", "is not an http(s) URL"),
+            ("upstreams.mail.from", "must be an e-mail address"),
+            ("upstreams.mail.to", "list the CRM's intake address"),
+            ("upstreams.mail.password", "give both username and password"),
+            ("leads.delivery.max_attempts", "must be at least 1"),
+            ("leads.delivery.concurrency", "must be at least 1"),
+            (
+                "leads.delivery.base_delay",
+                "must not exceed leads.delivery.max_delay",
+            ),
+            ("leads.id_source", "must not be empty"),
+            (
+                "upstreams.crm.timeout",
+                "must be shorter than leads.delivery.lease",
+            ),
+        ],
+    );
+}
