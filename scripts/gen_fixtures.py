@@ -1043,6 +1043,19 @@ whole-dollar integers, `used_vehicles.used_vehicle_list[0]` with
   mileage asked.
 - `no-data.json`: `data_available: false` with a `NO_DATA` message, what an
   unknown VIN gets.
+
+## `xtime/`
+
+Imitates Cox Automotive Xtime scheduling answers for a Central-time store:
+
+- `token.json`: the client-credentials token answer.
+- `services.json`: the service menu (`services[]` of `opcode`, `serviceName`),
+  {len(XTIME_SERVICES)} services.
+- `availabilities.json`: open slots on {", ".join(XTIME_DAYS)}, every half hour
+  from 07:30 to 16:00 with every third slot taken, as
+  `appointmentDateTimeLocal` (`2026-12-01T07:30-0600`: minutes, offset without
+  a colon), `durationMinutes`, `advisorId`.
+- `error-invalid-opcode.json`: an in-band error (`success: false`, HTTP 200).
 """
 
 
@@ -1101,6 +1114,46 @@ def render_blackbook(fleet: list[Vehicle]) -> tuple[str, str, str]:
         "message_list": [{"type": "Error", "code": "NO_DATA", "message": "No data found for the VIN"}],
     }
     return small_json(one), small_json(table), small_json(none)
+
+
+# ---------------------------------------------------------------------------
+# Xtime-shaped service scheduling
+# ---------------------------------------------------------------------------
+
+XTIME_SERVICES = [
+    ("01LOF", "Oil and filter change"),
+    ("02ROT", "Tire rotation"),
+    ("03BRK", "Brake inspection"),
+    ("04ALN", "Four-wheel alignment"),
+    ("05BAT", "Battery test and replacement"),
+    ("06MPI", "Multi-point inspection"),
+    ("07CAB", "Cabin air filter"),
+    ("08WIP", "Wiper blades"),
+]
+# Three weekdays of the store's calendar, Central time (UTC-6 in December).
+XTIME_DAYS = ["2026-12-01", "2026-12-02", "2026-12-03"]
+
+
+def render_xtime() -> dict[str, str]:
+    services = {"success": True, "services": [{"opcode": c, "serviceName": n} for c, n in XTIME_SERVICES]}
+    slots = []
+    for d, day in enumerate(XTIME_DAYS):
+        for n in range(7 * 2 + 1, 16 * 2 + 1):  # 07:30 to 16:00, every half hour
+            if (n + d) % 3 == 0:
+                continue  # taken
+            hh, mm = divmod(n * 30, 60)
+            slots.append({
+                "appointmentDateTimeLocal": f"{day}T{hh:02d}:{mm:02d}-0600",
+                "durationMinutes": 30,
+                "advisorId": f"ADV-{1 + (n % 2)}",
+            })
+    return {
+        "token.json": small_json({"access_token": "demo-xtime-token", "token_type": "Bearer", "expires_in": 3600}),
+        "services.json": small_json(services),
+        "availabilities.json": small_json({"success": True, "availableAppointments": slots}),
+        "error-invalid-opcode.json": small_json(
+            {"success": False, "code": "INVALID_OPCODE", "message": "One or more opcodes are not valid for this dealer"}),
+    }
 
 
 def write(path: Path, text: str) -> None:
@@ -1166,6 +1219,8 @@ def main() -> None:
     write(out / "blackbook" / "used-vehicle.json", bb_one)
     write(out / "blackbook" / "values-by-vin.json", bb_table)
     write(out / "blackbook" / "no-data.json", bb_none)
+    for name, body in render_xtime().items():
+        write(out / "xtime" / name, body)
     write(out / "README.md", build_readme(cdk, feed, refresh, google, cdk_json))
 
     if not args.quiet:

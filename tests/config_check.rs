@@ -137,6 +137,7 @@ fn demo_config(upstream: &str) -> String {
         .replace("{feed_url}", upstream)
         .replace("{crm_url}", upstream)
         .replace("{blackbook_url}", upstream)
+        .replace("{xtime_url}", upstream)
         .replace("{smtp_port}", "2525")
         .replace("{listen}", "127.0.0.1:8787")
 }
@@ -184,7 +185,7 @@ fn the_demo_template_is_ok() {
     assert!(
         outcome
             .stdout
-            .contains("OK (2 dealership(s), 5 upstream(s), 2 token(s))"),
+            .contains("OK (2 dealership(s), 6 upstream(s), 2 token(s))"),
         "{outcome:?}"
     );
     assert!(!outcome.stderr.contains("problem"), "{outcome:?}");

@@ -373,7 +373,9 @@ fn every_builtin_profile_parses_and_names_a_builtin_mapping() {
             Profile::from_toml(&text).unwrap_or_else(|e| panic!("adapters/{name}.toml: {e}"));
         assert_eq!(&profile.name, name);
         assert!(
-            profile.inventory.is_some() || profile.trade_value.is_some(),
+            profile.inventory.is_some()
+                || profile.trade_value.is_some()
+                || profile.availability.is_some(),
             "{name} has no operation"
         );
         if let Some(inventory) = &profile.inventory {
@@ -415,4 +417,25 @@ fn every_path_the_blackbook_profile_reads_exists_in_its_fixture() {
     let none: serde_json::Value =
         serde_json::from_str(&read("wiremock-fixtures/blackbook/no-data.json")).unwrap();
     assert_eq!(at(spec.available.as_deref().unwrap(), &none), false);
+}
+
+#[test]
+fn every_path_the_xtime_profile_reads_exists_in_its_fixtures() {
+    let profile = Profile::from_toml(&read("adapters/xtime.toml")).unwrap();
+    for (spec, file) in [
+        (profile.service_menu.unwrap(), "services.json"),
+        (profile.availability.unwrap(), "availabilities.json"),
+    ] {
+        let answer: serde_json::Value =
+            serde_json::from_str(&read(&format!("wiremock-fixtures/xtime/{file}"))).unwrap();
+        let path = |p: &str| dms_bridge::adapters::mapping::ValuePath::parse(p).unwrap();
+        let records = path(&spec.records).first(&answer).cloned().unwrap();
+        let first = &records.as_array().unwrap()[0];
+        for (name, p) in &spec.fields {
+            assert!(
+                path(p).first(first).is_some(),
+                "{file}: {name} at {p} is missing"
+            );
+        }
+    }
 }

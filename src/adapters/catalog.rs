@@ -1,13 +1,14 @@
 //! Built-in vendor profiles (`adapters/`) and field mappings (`mappings/`),
 //! embedded so the binary works on its own; configs may also point at files.
 
-pub const PROFILES: &[&str] = &["cdk-fortellis", "blackbook"];
+pub const PROFILES: &[&str] = &["cdk-fortellis", "blackbook", "xtime"];
 pub const MAPPINGS: &[&str] = &["cdk-inventory", "homenet-csv", "google-vehicle-listings"];
 
 pub fn builtin_profile(name: &str) -> Option<&'static str> {
     Some(match name {
         "cdk-fortellis" => include_str!("../../adapters/cdk-fortellis.toml"),
         "blackbook" => include_str!("../../adapters/blackbook.toml"),
+        "xtime" => include_str!("../../adapters/xtime.toml"),
         _ => return None,
     })
 }

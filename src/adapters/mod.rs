@@ -10,6 +10,7 @@ pub mod http;
 pub mod mapping;
 pub mod resilience;
 pub mod rest;
+pub mod service;
 mod snapshot;
 pub mod valuation;
 
@@ -18,6 +19,7 @@ use std::sync::Arc;
 
 pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
 pub use error::AdapterError;
+pub use service::{ServiceItem, Slot, SlotRequest};
 pub use snapshot::{InventorySnapshot, Lookup, SoldUnit, UnitRef};
 pub use valuation::{TradeValueRequest, Valuation};
 
@@ -56,6 +58,19 @@ pub trait UpstreamAdapter {
         &self,
         _request: &TradeValueRequest<'_>,
     ) -> impl Future<Output = Result<Option<Valuation>, AdapterError>> + Send {
+        async { Err(AdapterError::Unsupported) }
+    }
+
+    /// The dealership's service menu.
+    fn service_menu(&self) -> impl Future<Output = Result<Vec<ServiceItem>, AdapterError>> + Send {
+        async { Err(AdapterError::Unsupported) }
+    }
+
+    /// Open service slots.
+    fn service_slots(
+        &self,
+        _request: &SlotRequest<'_>,
+    ) -> impl Future<Output = Result<Vec<Slot>, AdapterError>> + Send {
         async { Err(AdapterError::Unsupported) }
     }
 
@@ -125,6 +140,20 @@ impl UpstreamAdapter for Adapter {
     ) -> Result<Option<Valuation>, AdapterError> {
         match self {
             Self::Rest(a) => a.trade_value(request).await,
+            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+        }
+    }
+
+    async fn service_menu(&self) -> Result<Vec<ServiceItem>, AdapterError> {
+        match self {
+            Self::Rest(a) => a.service_menu().await,
+            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+        }
+    }
+
+    async fn service_slots(&self, request: &SlotRequest<'_>) -> Result<Vec<Slot>, AdapterError> {
+        match self {
+            Self::Rest(a) => a.service_slots(request).await,
             Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
         }
     }

@@ -8,6 +8,7 @@ pub mod mock_cdk;
 pub mod mock_crm;
 pub mod mock_feed;
 pub mod mock_smtp;
+pub mod mock_xtime;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -38,6 +39,8 @@ pub struct MockUpstreams {
     pub smtp: Arc<mock_smtp::MockSmtp>,
     /// A Black Book-shaped valuation API (both dealerships' trade-in values).
     pub blackbook_url: String,
+    /// An Xtime-shaped service scheduler (demo-cdk's service department).
+    pub xtime_url: String,
 }
 
 /// Starts the mock upstreams on ephemeral loopback ports.
@@ -63,6 +66,7 @@ pub async fn start_mocks(
     );
     let crm_url = serve(router, cancel.child_token()).await?;
     let blackbook_url = serve(mock_blackbook::router(), cancel.child_token()).await?;
+    let xtime_url = serve(mock_xtime::router(), cancel.child_token()).await?;
     Ok(MockUpstreams {
         cdk_url,
         feed_url,
@@ -71,6 +75,7 @@ pub async fn start_mocks(
         crm,
         smtp,
         blackbook_url,
+        xtime_url,
     })
 }
 
@@ -98,6 +103,7 @@ pub fn render(mocks: &MockUpstreams, listen: SocketAddr) -> String {
         .replace("{feed_url}", &mocks.feed_url)
         .replace("{crm_url}", &mocks.crm_url)
         .replace("{blackbook_url}", &mocks.blackbook_url)
+        .replace("{xtime_url}", &mocks.xtime_url)
         .replace("{smtp_port}", &mocks.smtp.addr().port().to_string())
         .replace("{listen}", &listen.to_string())
 }

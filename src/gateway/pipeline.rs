@@ -22,7 +22,7 @@ use super::trace::{CURRENT, TraceContext};
 use super::{Check, Gateway, ToolArgs, ToolContext};
 use crate::adapters::UpstreamAdapter;
 use crate::store::{AuditRecord, argument_shape};
-use crate::tools::{ToolId, dealership, deals, inventory, leads};
+use crate::tools::{ToolId, dealership, deals, inventory, leads, service};
 
 /// A call that could not become a tool result.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,6 +144,10 @@ impl Gateway {
             ToolId::LeadsList => self.run(tool, caller, args, &mut facts, leads::list).await,
             ToolId::DealsRequestTradeValue => {
                 self.run(tool, caller, args, &mut facts, deals::request_trade_value)
+                    .await
+            }
+            ToolId::ServiceCheckAvailability => {
+                self.run(tool, caller, args, &mut facts, service::check_availability)
                     .await
             }
         };

@@ -91,7 +91,7 @@ pub fn experimental_capabilities() -> std::collections::BTreeMap<String, JsonObj
         ),
         (
             "automotive_mcp",
-            json!({ "spec_version": "0.1", "domains": { "inventory": { "level": 2 }, "leads": { "level": 2 } }, "scopes": ["amcp:inventory:read", "amcp:leads:read", "amcp:leads:write", "amcp:deals:read"] }),
+            json!({ "spec_version": "0.1", "domains": { "inventory": { "level": 2 }, "leads": { "level": 2 } }, "scopes": ["amcp:inventory:read", "amcp:leads:read", "amcp:leads:write", "amcp:deals:read", "amcp:service:read"] }),
         ),
     ];
     entries

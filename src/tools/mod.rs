@@ -6,6 +6,7 @@ pub mod dealership;
 pub mod deals;
 pub mod inventory;
 pub mod leads;
+pub mod service;
 
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ use crate::model::Domain;
 
 /// Version of the public tool contract (TOOLSET.md). Bump the major on any
 /// breaking change to names, schemas or error codes.
-pub const TOOLSET_VERSION: &str = "1.2.0";
+pub const TOOLSET_VERSION: &str = "1.3.0";
 
 /// Every tool the bridge can serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -33,10 +34,11 @@ pub enum ToolId {
     LeadsGet,
     LeadsList,
     DealsRequestTradeValue,
+    ServiceCheckAvailability,
 }
 
 impl ToolId {
-    pub const ALL: [ToolId; 9] = [
+    pub const ALL: [ToolId; 10] = [
         Self::DealershipList,
         Self::DealershipGet,
         Self::InventorySearch,
@@ -46,6 +48,7 @@ impl ToolId {
         Self::LeadsGet,
         Self::LeadsList,
         Self::DealsRequestTradeValue,
+        Self::ServiceCheckAvailability,
     ];
 
     pub fn name(self) -> &'static str {
@@ -59,6 +62,7 @@ impl ToolId {
             Self::LeadsGet => "leads.get",
             Self::LeadsList => "leads.list",
             Self::DealsRequestTradeValue => "deals.request_trade_value",
+            Self::ServiceCheckAvailability => "service.check_availability",
         }
     }
 
@@ -75,6 +79,7 @@ impl ToolId {
             }
             Self::LeadsCreate | Self::LeadsGet | Self::LeadsList => Some(Domain::Leads),
             Self::DealsRequestTradeValue => Some(Domain::Deals),
+            Self::ServiceCheckAvailability => Some(Domain::Service),
         }
     }
 
@@ -122,6 +127,7 @@ impl ToolId {
             Self::LeadsGet => "Get a lead and its delivery state",
             Self::LeadsList => "List leads taken through the bridge",
             Self::DealsRequestTradeValue => "Estimate a trade-in's value",
+            Self::ServiceCheckAvailability => "Find open service appointment slots",
         }
     }
 
@@ -154,6 +160,9 @@ impl ToolId {
             Self::DealsRequestTradeValue => {
                 "Estimate what the dealership's valuation provider says a trade-in is worth: give the VIN and the odometer reading (and optionally the customer's ZIP and the condition). Answers a low/average/high trade-in range in minor units (cents), the provider, and until when the estimate stands. It is an estimate, not an offer. Answers deals.trade_value_unavailable when the provider has no values for the vehicle."
             }
+            Self::ServiceCheckAvailability => {
+                "List open service appointment slots at a dealership for one or more service codes (from its service menu) and the customer's vehicle (vin, vehicle_id, or year/make/model), between two dates (YYYY-MM-DD, inclusive, in the dealership's time zone, up to 31 days). Slot times are RFC 3339 with the dealership's offset, earliest first. Unknown service codes are refused with the menu in details.service_menu. Checking does not hold a slot."
+            }
         }
     }
 
@@ -169,6 +178,7 @@ impl ToolId {
                 | Self::InventoryFacets
                 | Self::LeadsCreate
                 | Self::DealsRequestTradeValue
+                | Self::ServiceCheckAvailability
         );
         ToolAnnotations::with_title(self.title())
             .read_only(!write)
@@ -188,6 +198,7 @@ impl ToolId {
             Self::LeadsGet => schema_of::<leads::GetArgs>(),
             Self::LeadsList => schema_of::<leads::ListArgs>(),
             Self::DealsRequestTradeValue => schema_of::<deals::TradeValueArgs>(),
+            Self::ServiceCheckAvailability => schema_of::<service::AvailabilityArgs>(),
         }
     }
 
@@ -202,6 +213,7 @@ impl ToolId {
             Self::LeadsGet => schema_of::<leads::LeadView>(),
             Self::LeadsList => schema_of::<leads::ListResult>(),
             Self::DealsRequestTradeValue => schema_of::<deals::TradeValueResult>(),
+            Self::ServiceCheckAvailability => schema_of::<service::AvailabilityResult>(),
         }
     }
 

@@ -33,6 +33,7 @@ GROUP_TOKEN = "demo-token-group"
 EXPECTED_TOOLS = {
     "dealership.list", "dealership.get", "inventory.search", "inventory.get", "inventory.facets",
     "leads.create", "leads.get", "leads.list", "deals.request_trade_value",
+    "service.check_availability",
 }
 EXPECTED_PROTOCOL = "2025-11-25"
 CHECK_TIMEOUT_S = 60

@@ -113,10 +113,12 @@ impl RestAdapter {
             params: endpoint.params,
         };
         let method = Method::from_bytes(endpoint.method.as_bytes()).unwrap_or(Method::GET);
+        // A parameter with nothing to say (an optional request value left empty) is left out.
         let mut query: Vec<(String, String)> = endpoint
             .query
             .iter()
             .map(|(k, t)| (k.clone(), t.render(&ctx)))
+            .filter(|(_, v)| !v.is_empty())
             .collect();
         query.extend_from_slice(params);
         let url = format!("{}{}", self.base_url, endpoint.path.render(&ctx));

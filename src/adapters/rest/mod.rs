@@ -4,6 +4,7 @@
 mod auth;
 mod fetch;
 pub mod profile;
+pub mod records;
 pub mod template;
 mod valuation;
 
@@ -20,6 +21,7 @@ use self::template::{Template, TemplateContext};
 use super::flight::Flight;
 use super::mapping::{ValuePath, VehicleMapping};
 use super::resilience::UpstreamPolicy;
+use super::service::{ServiceItem, Slot, SlotRequest};
 use super::valuation::{TradeValueRequest, Valuation};
 use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance, catalog};
 use crate::config::{RestUpstreamConfig, resolve_secret};
@@ -49,10 +51,24 @@ pub struct RestAdapter {
     errors: CompiledErrors,
     inventory: Option<Operation>,
     trade_value: Option<valuation::TradeValueOp>,
+    service_menu: Option<records::RecordsOp>,
+    availability: Option<records::RecordsOp>,
     dealership: DealershipContext,
     /// Concurrent inventory reads share one upstream request.
     flight: Flight,
 }
+
+/// Request parameters of the service menu and of availability.
+const MENU_PARAMS: [&str; 4] = ["vin", "year", "make", "model"];
+const SLOT_PARAMS: [&str; 7] = [
+    "service_codes",
+    "from",
+    "to",
+    "vin",
+    "year",
+    "make",
+    "model",
+];
 
 /// A profile operation with its templates and mapping compiled.
 struct Operation {
@@ -130,11 +146,36 @@ impl RestAdapter {
             .trade_value
             .as_ref()
             .and_then(|spec| valuation::compile(spec, &ctx, &mut errors));
+        let service_menu = profile.service_menu.as_ref().and_then(|spec| {
+            records::compile(
+                "service_menu",
+                spec,
+                &ctx,
+                &MENU_PARAMS,
+                (&["code"], &["name"]),
+                &mut errors,
+            )
+        });
+        let availability = profile.availability.as_ref().and_then(|spec| {
+            records::compile(
+                "availability",
+                spec,
+                &ctx,
+                &SLOT_PARAMS,
+                (&["start"], &["end", "duration_minutes", "advisor_id"]),
+                &mut errors,
+            )
+        });
         let auth = build_auth(&profile.auth, config, client_id, client_secret, &mut errors);
         let compiled_errors = compile_errors(&profile.errors, &mut errors);
         if profile.domains.contains(&Domain::Inventory) && profile.inventory.is_none() {
             errors.push(
                 "profile: lists the inventory domain but has no [inventory] operation".into(),
+            );
+        }
+        if profile.domains.contains(&Domain::Service) && profile.availability.is_none() {
+            errors.push(
+                "profile: lists the service domain but has no [availability] operation".into(),
             );
         }
         if profile.domains.contains(&Domain::Deals) && profile.trade_value.is_none() {
@@ -162,6 +203,8 @@ impl RestAdapter {
             errors: compiled_errors,
             inventory,
             trade_value,
+            service_menu,
+            availability,
             dealership,
             flight: Flight::default(),
         })
@@ -317,5 +360,57 @@ impl UpstreamAdapter for RestAdapter {
     ) -> Result<Option<Valuation>, AdapterError> {
         let op = self.trade_value.as_ref().ok_or(AdapterError::Unsupported)?;
         self.value_trade(op, request).await
+    }
+
+    async fn service_menu(&self) -> Result<Vec<ServiceItem>, AdapterError> {
+        let op = self
+            .service_menu
+            .as_ref()
+            .ok_or(AdapterError::Unsupported)?;
+        let records = self.read_records(op, &BTreeMap::new()).await?;
+        Ok(records
+            .into_iter()
+            .filter_map(|mut f| {
+                Some(ServiceItem {
+                    code: f.remove("code")?,
+                    name: f.remove("name"),
+                })
+            })
+            .collect())
+    }
+
+    async fn service_slots(&self, request: &SlotRequest<'_>) -> Result<Vec<Slot>, AdapterError> {
+        let op = self
+            .availability
+            .as_ref()
+            .ok_or(AdapterError::Unsupported)?;
+        let text = |v: Option<&str>| v.unwrap_or_default().to_owned();
+        let params = BTreeMap::from([
+            ("service_codes".to_owned(), request.service_codes.join(",")),
+            ("from".to_owned(), request.from.to_string()),
+            ("to".to_owned(), request.to.to_string()),
+            ("vin".to_owned(), text(request.vin)),
+            (
+                "year".to_owned(),
+                request.year.map(|y| y.to_string()).unwrap_or_default(),
+            ),
+            ("make".to_owned(), text(request.make)),
+            ("model".to_owned(), text(request.model)),
+        ]);
+        let records = self.read_records(op, &params).await?;
+        let tz = self.dealership.timezone;
+        let mut unreadable = 0;
+        let slots: Vec<Slot> = records
+            .iter()
+            .filter_map(|f| {
+                let slot = Slot::from_fields(f, tz);
+                unreadable += usize::from(slot.is_none());
+                slot
+            })
+            .collect();
+        if unreadable > 0 {
+            tracing::warn!(profile = %self.profile_name, unreadable, "Skipped slots whose start the bridge cannot read.");
+        }
+        Ok(slots)
     }
 }

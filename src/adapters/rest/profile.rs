@@ -25,6 +25,10 @@ pub struct Profile {
     pub inventory: Option<OperationSpec>,
     /// Trade-in valuation of one VIN (the `deals` domain).
     pub trade_value: Option<TradeValueSpec>,
+    /// The dealership's service menu: the codes availability and bookings take.
+    pub service_menu: Option<RecordsSpec>,
+    /// Open service slots for service codes and a vehicle in a date range.
+    pub availability: Option<RecordsSpec>,
     #[serde(default)]
     pub errors: ErrorSpec,
 }
@@ -47,6 +51,23 @@ pub struct TradeValueSpec {
     #[serde(default)]
     pub amounts: crate::model::AmountUnit,
     pub fields: TradeValueFields,
+}
+
+/// A read returning records whose fields the bridge reads by path. Path and
+/// query may use the operation's request parameters; a query parameter whose
+/// value renders empty is left out.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordsSpec {
+    #[serde(default = "default_method")]
+    pub method: String,
+    pub path: String,
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    /// Where the records are in the answer; `""` when the answer is the array.
+    pub records: String,
+    /// Canonical field name → path inside a record.
+    pub fields: BTreeMap<String, String>,
 }
 
 /// Paths, inside the record, of what the bridge reads.

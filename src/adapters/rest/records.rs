@@ -1,0 +1,130 @@
+//! Record reads with request parameters (service menu, availability): one
+//! request, a list of records at a path, each record's fields read by path as
+//! text. What the fields mean is up to the caller.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::RestAdapter;
+use super::fetch::Endpoint;
+use super::profile::RecordsSpec;
+use super::template::{Template, TemplateContext};
+use crate::adapters::AdapterError;
+use crate::adapters::mapping::ValuePath;
+use crate::adapters::mapping::path::scalar_text;
+
+/// One record's fields, by canonical name.
+pub type Fields = BTreeMap<String, String>;
+
+pub(super) struct RecordsOp {
+    spec: RecordsSpec,
+    path: Template,
+    query: Vec<(String, Template)>,
+    records: Option<ValuePath>,
+    fields: Vec<(String, ValuePath)>,
+}
+
+/// Compiles `spec` (found at `[at]` in the profile) for request parameters
+/// `params`; `required` fields must be mapped, `optional` ones may be.
+pub(super) fn compile(
+    at: &str,
+    spec: &RecordsSpec,
+    ctx: &TemplateContext<'_>,
+    params: &[&str],
+    (required, optional): (&[&str], &[&str]),
+    errors: &mut Vec<String>,
+) -> Option<RecordsOp> {
+    let names: BTreeMap<String, String> = params
+        .iter()
+        .map(|p| ((*p).to_owned(), String::new()))
+        .collect();
+    let ctx = TemplateContext {
+        params: &names,
+        ..*ctx
+    };
+    let before = errors.len();
+    let mut template = |key: &str, text: &str| {
+        Template::compile(text, &ctx)
+            .map_err(|e| errors.push(format!("profile {at}.{key}: {e}")))
+            .ok()
+    };
+    let path = template("path", &spec.path);
+    let query: Vec<_> = spec
+        .query
+        .iter()
+        .filter_map(|(k, v)| template(&format!("query.{k}"), v).map(|t| (k.clone(), t)))
+        .collect();
+    for name in required {
+        if !spec.fields.contains_key(*name) {
+            errors.push(format!("profile {at}.fields: {name} is required"));
+        }
+    }
+    let mut fields = Vec::new();
+    for (name, text) in &spec.fields {
+        if !required.contains(&name.as_str()) && !optional.contains(&name.as_str()) {
+            errors.push(format!(
+                "profile {at}.fields.{name}: not a field of this operation"
+            ));
+            continue;
+        }
+        match ValuePath::parse(text) {
+            Ok(p) => fields.push((name.clone(), p)),
+            Err(e) => errors.push(format!("profile {at}.fields.{name}: {e}")),
+        }
+    }
+    let records = match spec.records.as_str() {
+        "" => None,
+        p => ValuePath::parse(p)
+            .map_err(|e| errors.push(format!("profile {at}.records: {e}")))
+            .ok(),
+    };
+    if errors.len() > before {
+        return None;
+    }
+    Some(RecordsOp {
+        spec: spec.clone(),
+        path: path?,
+        query,
+        records,
+        fields,
+    })
+}
+
+impl RestAdapter {
+    /// Runs `op` with `params` and returns each record's mapped fields.
+    pub(super) async fn read_records(
+        &self,
+        op: &RecordsOp,
+        params: &BTreeMap<String, String>,
+    ) -> Result<Vec<Fields>, AdapterError> {
+        let endpoint = Endpoint {
+            method: &op.spec.method,
+            path: &op.path,
+            query: &op.query,
+            params,
+        };
+        let body = self.call(&endpoint, &[]).await?;
+        let list = match &op.records {
+            Some(p) => p.first(&body).cloned().unwrap_or(Value::Array(Vec::new())),
+            None => body,
+        };
+        let Value::Array(records) = list else {
+            return Err(AdapterError::InvalidResponse(
+                "records are not a list".into(),
+            ));
+        };
+        Ok(records
+            .iter()
+            .map(|r| {
+                op.fields
+                    .iter()
+                    .filter_map(|(name, path)| {
+                        let text = path.first(r).and_then(scalar_text)?;
+                        (!text.is_empty()).then(|| (name.clone(), text))
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+}

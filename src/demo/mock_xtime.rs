@@ -1,0 +1,149 @@
+//! An Xtime-shaped scheduling API for the demo and tests: a Basic-authenticated
+//! client-credentials token, `x-api-key` on every call, the service menu from
+//! the fixtures, and open slots computed for the dates asked (weekdays, every
+//! half hour 07:30-16:00 Central, every third slot taken). Errors are in-band:
+//! HTTP 200 with `success: false`.
+
+use std::collections::HashMap;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::Query;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use chrono::{Datelike, NaiveDate, TimeZone, Weekday};
+use serde_json::{Value, json};
+
+pub const SERVICES: &str = include_str!("../../wiremock-fixtures/xtime/services.json");
+pub const TOKEN: &str = include_str!("../../wiremock-fixtures/xtime/token.json");
+pub const CLIENT_ID: &str = "demo-xtime-client";
+pub const CLIENT_SECRET: &str = "demo-xtime-secret";
+pub const API_KEY: &str = "demo-xtime-key";
+pub const DEALER_CODE: &str = "RIVERSIDE01";
+const ACCESS_TOKEN: &str = "demo-xtime-token";
+/// The longest range the scheduler answers for.
+const MAX_DAYS: i64 = 31;
+
+pub fn router() -> Router {
+    Router::new()
+        .route("/oauth2/token", post(token))
+        .route("/service/services", get(services))
+        .route("/service/appointments-availabilities", get(availabilities))
+}
+
+async fn token(headers: HeaderMap, body: String) -> Response {
+    let expected = format!(
+        "Basic {}",
+        STANDARD.encode(format!("{CLIENT_ID}:{CLIENT_SECRET}"))
+    );
+    let basic_ok = headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(&expected);
+    if !basic_ok || !body.contains("grant_type=client_credentials") || !body.contains("scope=") {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({ "error": "invalid_client" })),
+        )
+            .into_response();
+    }
+    let token: Value = serde_json::from_str(TOKEN).unwrap_or_default();
+    Json(token).into_response()
+}
+
+/// The checks every API call gets: the refusal to answer, if any.
+fn refusal(headers: &HeaderMap, q: &HashMap<String, String>) -> Option<Response> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if header("authorization") != Some(&format!("Bearer {ACCESS_TOKEN}"))
+        || header("x-api-key") != Some(API_KEY)
+    {
+        return Some(
+            (
+                StatusCode::UNAUTHORIZED,
+                Json(
+                    json!({ "success": false, "code": "UNAUTHORIZED", "message": "Unauthorized" }),
+                ),
+            )
+                .into_response(),
+        );
+    }
+    if q.get("dealerCode").map(String::as_str) != Some(DEALER_CODE) {
+        return Some(in_band("INVALID_DEALER_CODE", "Unknown dealer code"));
+    }
+    None
+}
+
+async fn services(headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
+    if let Some(refused) = refusal(&headers, &q) {
+        return refused;
+    }
+    let menu: Value = serde_json::from_str(SERVICES).unwrap_or_default();
+    Json(menu).into_response()
+}
+
+async fn availabilities(headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
+    if let Some(refused) = refusal(&headers, &q) {
+        return refused;
+    }
+    let menu: Value = serde_json::from_str(SERVICES).unwrap_or_default();
+    let known: Vec<&str> = menu["services"]
+        .as_array()
+        .map(|s| s.iter().filter_map(|s| s["opcode"].as_str()).collect())
+        .unwrap_or_default();
+    let codes = q.get("opcode").map(String::as_str).unwrap_or_default();
+    if codes.is_empty() || codes.split(',').any(|c| !known.contains(&c)) {
+        return in_band(
+            "INVALID_OPCODE",
+            "One or more opcodes are not valid for this dealer",
+        );
+    }
+    let has_vehicle =
+        q.contains_key("vin") || ["year", "make", "model"].iter().all(|k| q.contains_key(*k));
+    if !has_vehicle {
+        return in_band(
+            "INVALID_VEHICLE",
+            "A VIN or year, make and model is required",
+        );
+    }
+    let day = |k: &str| {
+        q.get(k)
+            .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+    };
+    let (Some(start), Some(end)) = (day("start"), day("end")) else {
+        return in_band("INVALID_DATE_RANGE", "start and end are required");
+    };
+    if end < start || (end - start).num_days() > MAX_DAYS {
+        return in_band("INVALID_DATE_RANGE", "Invalid date range");
+    }
+    let slots: Vec<Value> = start
+        .iter_days()
+        .take_while(|d| *d <= end)
+        .flat_map(day_slots)
+        .collect();
+    Json(json!({ "success": true, "availableAppointments": slots })).into_response()
+}
+
+/// A weekday's open half-hour slots, 07:30-16:00 Central; every third is taken.
+fn day_slots(day: NaiveDate) -> Vec<Value> {
+    if matches!(day.weekday(), Weekday::Sat | Weekday::Sun) {
+        return Vec::new();
+    }
+    let tz = chrono_tz::America::Chicago;
+    let offset = day.ordinal() as usize;
+    (15..=32)
+        .filter(|n| !(n + offset).is_multiple_of(3))
+        .filter_map(|n| {
+            let local = day.and_hms_opt(n as u32 / 2, (n as u32 % 2) * 30, 0)?;
+            let at = tz.from_local_datetime(&local).earliest()?;
+            Some(json!({
+                "appointmentDateTimeLocal": at.format("%Y-%m-%dT%H:%M%z").to_string(),
+                "durationMinutes": 30,
+                "advisorId": format!("ADV-{}", 1 + n % 2),
+            }))
+        })
+        .collect()
+}
+
+fn in_band(code: &str, message: &str) -> Response {
+    Json(json!({ "success": false, "code": code, "message": message })).into_response()
+}
