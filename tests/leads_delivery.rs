@@ -277,3 +277,56 @@ async fn delivery_outcomes_are_counted_in_metrics() {
         "{metrics}"
     );
 }
+
+#[tokio::test]
+async fn a_slow_inventory_does_not_hold_a_lead_back() {
+    let intake = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(reply(200))
+        .mount(&intake)
+        .await;
+    let inventory = MockServer::start().await;
+    common::mount_token(&inventory).await;
+    Mock::given(method("GET"))
+        .and(path(common::INVENTORY_PATH))
+        .respond_with(common::inventory_ok().set_delay(Duration::from_secs(8)))
+        .mount(&inventory)
+        .await;
+    let cdk = format!(
+        r#"
+[upstreams.cdk]
+kind = "rest"
+profile = "cdk-fortellis"
+base_url = "{0}/cdk"
+token_url = "{0}/oauth2/token"
+client_id = {{ value = "id" }}
+client_secret = {{ value = "secret" }}
+vars = {{ subscription_id = "sub-123" }}
+timeout = "10s"
+"#,
+        inventory.uri()
+    );
+    let config = leads_config(&intake.uri(), &cdk).replace(
+        "routes = { leads = \"crm\" }",
+        "routes = { leads = \"crm\", inventory = \"cdk\" }",
+    );
+    let bridge = with_config(&config).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let mut args = lead("acme", 1);
+    args["vehicle_of_interest"] = json!({ "vin": "1HGCM82633A004352" });
+    let answer = ok(&call(&client, "leads.create", args).await);
+    assert_eq!(answer["status"], "received");
+    wait_delivery(
+        &client,
+        "acme",
+        answer["lead_id"].as_str().unwrap(),
+        "delivered",
+        WAIT,
+    )
+    .await;
+    let requests = intake.received_requests().await.unwrap();
+    let doc = prospect(&requests[0]);
+    // Sent as given: the VIN, without the details the inventory would have added.
+    assert_eq!(doc.vehicles[0].vin.as_deref(), Some("1HGCM82633A004352"));
+    assert_eq!(doc.vehicles[0].make, None);
+}

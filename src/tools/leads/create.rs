@@ -207,6 +207,9 @@ impl Answer<'_> {
     }
 }
 
+/// How long a lead waits for the inventory to fill in vehicle details.
+const ENRICH_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Fills in what the dealership lists for the vehicle the customer named, so
 /// the CRM gets year/make/model. Lead capture must not depend on inventory: if
 /// it cannot be read, the lead goes in as given.
@@ -227,10 +230,14 @@ async fn enrich_vehicle(
         (None, None, Some(s)) => UnitRef::Stock(s),
         (None, None, None) => return Ok(None),
     };
-    let snapshot = match route.adapter.inventory().await {
-        Ok(s) => s,
-        Err(e) => {
+    let snapshot = match tokio::time::timeout(ENRICH_WITHIN, route.adapter.inventory()).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
             tracing::warn!(error = %e, "Inventory unavailable; the lead goes in without vehicle details.");
+            return Ok(None);
+        }
+        Err(_) => {
+            tracing::warn!("Inventory too slow; the lead goes in without vehicle details.");
             return Ok(None);
         }
     };
