@@ -62,7 +62,7 @@ impl Runtime {
         }
         let wake = Arc::new(Notify::new());
         let outbox = Outbox::new(
-            store.pool().clone(),
+            store.clone(),
             self.leads.delivery.clone(),
             lead_sinks(&self.parts.dealerships),
             wake.clone(),

@@ -10,7 +10,6 @@ pub mod record;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-use sqlx::SqlitePool;
 use tokio::sync::Notify;
 
 pub use record::{Decision, ListQuery, NewLead, StoredLead};
@@ -22,7 +21,7 @@ use crate::tools::leads::CreateArgs;
 
 /// Takes leads into the store and wakes the outbox.
 pub struct LeadDesk {
-    pool: SqlitePool,
+    store: Store,
     config: LeadsConfig,
     wake: Arc<Notify>,
 }
@@ -30,7 +29,7 @@ pub struct LeadDesk {
 impl LeadDesk {
     pub fn new(store: &Store, config: LeadsConfig, wake: Arc<Notify>) -> Self {
         Self {
-            pool: store.pool().clone(),
+            store: store.clone(),
             config,
             wake,
         }
@@ -47,7 +46,7 @@ impl LeadDesk {
         lead: &NewLead,
         answer: impl FnOnce(&Decision) -> String,
     ) -> Result<(Decision, String), StoreError> {
-        let result = record::accept(&self.pool, lead, answer).await?;
+        let result = record::accept(&self.store, lead, answer).await?;
         if result.0 == Decision::Received {
             self.wake.notify_one();
         }
@@ -59,11 +58,11 @@ impl LeadDesk {
         dealership: &str,
         lead_id: &str,
     ) -> Result<Option<StoredLead>, StoreError> {
-        record::get(&self.pool, dealership, lead_id).await
+        record::get(self.store.pool(), dealership, lead_id).await
     }
 
     pub async fn list(&self, query: &ListQuery<'_>) -> Result<Vec<StoredLead>, StoreError> {
-        record::list(&self.pool, query).await
+        record::list(self.store.pool(), query).await
     }
 }
 

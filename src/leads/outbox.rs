@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use sqlx::{Row, SqlitePool};
+use sqlx::Row;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -19,7 +19,7 @@ use crate::adf;
 use crate::config::DeliveryConfig;
 use crate::gateway::metrics::Metrics;
 use crate::gateway::trace::{CURRENT, TraceContext};
-use crate::store::StoreError;
+use crate::store::{Store, StoreError};
 
 /// Longest idle wait between outbox scans (new leads wake the worker at once).
 const IDLE_POLL: Duration = Duration::from_secs(1);
@@ -35,7 +35,7 @@ struct Claimed {
 
 /// Delivers committed leads to the CRM intakes they are routed to.
 pub struct Outbox {
-    pool: SqlitePool,
+    store: Store,
     config: DeliveryConfig,
     sinks: BTreeMap<String, Arc<Adapter>>,
     wake: Arc<Notify>,
@@ -44,14 +44,14 @@ pub struct Outbox {
 
 impl Outbox {
     pub fn new(
-        pool: SqlitePool,
+        store: Store,
         config: DeliveryConfig,
         sinks: BTreeMap<String, Arc<Adapter>>,
         wake: Arc<Notify>,
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
-            pool,
+            store,
             config,
             sinks,
             wake,
@@ -89,6 +89,7 @@ impl Outbox {
     /// Takes up to `concurrency` due deliveries and leases them.
     async fn claim(&self, now: DateTime<Utc>) -> Result<Vec<Claimed>, StoreError> {
         let lease = chrono::Duration::from_std(self.config.lease).unwrap_or(chrono::Duration::MAX);
+        let _turn = self.store.write_turn().await;
         let rows = sqlx::query(
             "UPDATE lead_deliveries
              SET lease_until = ?, attempts = attempts + 1, last_attempt_at = ?
@@ -104,7 +105,7 @@ impl Outbox {
         .bind(ts(now))
         .bind(ts(now))
         .bind(i64::try_from(self.config.concurrency).unwrap_or(1))
-        .fetch_all(&self.pool)
+        .fetch_all(self.store.pool())
         .await?;
         rows.iter()
             .map(|r| {
@@ -164,6 +165,7 @@ impl Outbox {
 
     async fn delivered(&self, c: &Claimed, receipt: Option<String>) -> Result<(), StoreError> {
         tracing::info!(lead_id = %c.lead_id, upstream = %c.upstream, attempts = c.attempts, "Lead delivered.");
+        let _turn = self.store.write_turn().await;
         sqlx::query(
             "UPDATE lead_deliveries SET state = 'delivered', delivered_at = ?, receipt = ?,
                  lease_until = NULL, last_error = NULL
@@ -172,7 +174,7 @@ impl Outbox {
         .bind(ts(Utc::now()))
         .bind(receipt)
         .bind(&c.lead_id)
-        .execute(&self.pool)
+        .execute(self.store.pool())
         .await?;
         Ok(())
     }
@@ -187,6 +189,7 @@ impl Outbox {
         } else {
             tracing::error!(lead_id = %c.lead_id, upstream = %c.upstream, attempts = c.attempts, error = %error, "Lead delivery failed for good; staff must follow up.");
         }
+        let _turn = self.store.write_turn().await;
         sqlx::query(
             "UPDATE lead_deliveries SET state = ?, next_attempt_at = ?, last_error = ?, lease_until = NULL
              WHERE lead_id = ?",
@@ -195,7 +198,7 @@ impl Outbox {
         .bind(ts(next))
         .bind(error.class())
         .bind(&c.lead_id)
-        .execute(&self.pool)
+        .execute(self.store.pool())
         .await?;
         Ok(())
     }

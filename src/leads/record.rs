@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row, SqlitePool};
 
-use crate::store::StoreError;
+use crate::store::{Store, StoreError};
 
 /// A lead ready to be committed.
 pub struct NewLead {
@@ -52,11 +52,12 @@ pub fn ts(t: DateTime<Utc>) -> String {
 /// fingerprint are decided one after the other. `answer` renders the reply to
 /// store for idempotent replays.
 pub async fn accept(
-    pool: &SqlitePool,
+    store: &Store,
     lead: &NewLead,
     answer: impl FnOnce(&Decision) -> String,
 ) -> Result<(Decision, String), StoreError> {
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let _turn = store.write_turn().await;
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     if let Some(key) = &lead.idempotency_key {
         let seen = sqlx::query(
             "SELECT payload_hash, answer FROM lead_submissions

@@ -108,6 +108,7 @@ async fn flush(store: &Store, batch: &mut Vec<AuditRecord>, metrics: &Metrics) {
 }
 
 async fn insert(store: &Store, batch: &[AuditRecord]) -> Result<(), sqlx::Error> {
+    let _turn = store.write_turn().await;
     let mut tx = store.pool().begin().await?;
     for r in batch {
         sqlx::query(

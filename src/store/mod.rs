@@ -5,6 +5,7 @@
 mod audit;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::SqlitePool;
@@ -29,6 +30,7 @@ pub enum StoreError {
 #[derive(Clone)]
 pub struct Store {
     pool: SqlitePool,
+    writes: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Store {
@@ -61,7 +63,18 @@ impl Store {
             .run(&pool)
             .await
             .map_err(StoreError::Migrate)?;
-        Ok(Self { pool })
+        Ok(Self {
+            pool,
+            writes: Arc::default(),
+        })
+    }
+
+    /// This process's turn to write. SQLite has one writer at a time; waiting
+    /// here wakes the next writer the moment the previous one commits, where
+    /// SQLite's busy handler would sleep in fixed steps while the lock sits free
+    /// (that sleeping capped lead intake at ~1,400/s with a long tail).
+    pub async fn write_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.writes.lock().await
     }
 
     pub fn pool(&self) -> &SqlitePool {
