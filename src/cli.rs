@@ -62,6 +62,28 @@ pub enum Command {
         #[arg(long, short)]
         config: PathBuf,
     },
+    /// Operate on the leads in the store named by a config file.
+    Leads {
+        #[command(subcommand)]
+        action: LeadsAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LeadsAction {
+    /// Queue leads whose delivery failed for another round of attempts (e.g. once a
+    /// CRM token is fixed). They are sent as resends with the same ADF id; a running
+    /// bridge picks them up within a second.
+    Retry {
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Only this dealership's leads.
+        #[arg(long)]
+        dealership: Option<String>,
+        /// Only this lead.
+        #[arg(long)]
+        lead: Option<String>,
+    },
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -82,7 +104,27 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Box::pin(serve(&cfg, &base, stdio, None)).await
         }
         Command::Check { config } => check(&config),
+        Command::Leads {
+            action:
+                LeadsAction::Retry {
+                    config,
+                    dealership,
+                    lead,
+                },
+        } => retry_leads(&config, dealership.as_deref(), lead.as_deref()).await,
     }
+}
+
+async fn retry_leads(
+    path: &Path,
+    dealership: Option<&str>,
+    lead: Option<&str>,
+) -> anyhow::Result<()> {
+    let cfg = config::load_file(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let store = crate::store::Store::open(&cfg.store.url).await?;
+    let queued = crate::leads::record::requeue_failed(&store, dealership, lead).await?;
+    println!("{queued} failed lead delivery(ies) queued again");
+    Ok(())
 }
 
 fn check(path: &Path) -> anyhow::Result<()> {

@@ -330,3 +330,60 @@ timeout = "10s"
     assert_eq!(doc.vehicles[0].vin.as_deref(), Some("1HGCM82633A004352"));
     assert_eq!(doc.vehicles[0].make, None);
 }
+
+#[tokio::test]
+async fn an_operator_can_queue_failed_leads_again_once_the_crm_is_fixed() {
+    let server = MockServer::start().await;
+    // The CRM refuses the document until it is fixed.
+    Mock::given(method("POST"))
+        .respond_with(reply(400))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(reply(200))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bridge.db");
+    let config = leads_config(
+        &server.uri(),
+        &format!("[store]\nurl = \"sqlite://{}\"\n", db.display()),
+    );
+    let config_path = dir.path().join("bridge.toml");
+    std::fs::write(&config_path, &config).unwrap();
+    let bridge = with_config(&config).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let failed = ok(&call(&client, "leads.create", lead("acme", 1)).await);
+    let failed_id = failed["lead_id"].as_str().unwrap();
+    wait_delivery(&client, "acme", failed_id, "failed", WAIT).await;
+    let kept = ok(&call(&client, "leads.create", lead("acme", 2)).await);
+    wait_delivery(
+        &client,
+        "acme",
+        kept["lead_id"].as_str().unwrap(),
+        "delivered",
+        WAIT,
+    )
+    .await;
+
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
+        .args(["leads", "retry", "--dealership", "acme", "--config"])
+        .arg(&config_path)
+        .env("DMS_BRIDGE_LOG", "error")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout)
+            .contains("1 failed lead delivery(ies) queued again"),
+        "{output:?}"
+    );
+    let view = wait_delivery(&client, "acme", failed_id, "delivered", WAIT).await;
+    assert_eq!(view["delivery"]["attempts"], 2);
+    let requests = server.received_requests().await.unwrap();
+    let last = prospect(requests.last().unwrap());
+    assert_eq!(last.ids[0].value, failed_id);
+    assert_eq!(last.status, ProspectStatus::Resend);
+}

@@ -269,3 +269,27 @@ fn stored_lead(r: &sqlx::sqlite::SqliteRow) -> Result<StoredLead, StoreError> {
         },
     })
 }
+
+/// Puts failed deliveries back in the outbox with a fresh set of attempts.
+/// `attempts` restarts at 1, so the next attempt goes out as a resend.
+pub async fn requeue_failed(
+    store: &Store,
+    dealership: Option<&str>,
+    lead_id: Option<&str>,
+) -> Result<u64, StoreError> {
+    let _turn = store.write_turn().await;
+    let done = sqlx::query(
+        "UPDATE lead_deliveries SET state = 'pending', attempts = 1, next_attempt_at = ?, lease_until = NULL
+         WHERE state = 'failed'
+           AND (? IS NULL OR lead_id IN (SELECT lead_id FROM leads WHERE dealership = ?))
+           AND (? IS NULL OR lead_id = ?)",
+    )
+    .bind(ts(Utc::now()))
+    .bind(dealership)
+    .bind(dealership)
+    .bind(lead_id)
+    .bind(lead_id)
+    .execute(store.pool())
+    .await?;
+    Ok(done.rows_affected())
+}

@@ -107,28 +107,30 @@ async fn flush(store: &Store, batch: &mut Vec<AuditRecord>, metrics: &Metrics) {
     batch.clear();
 }
 
+/// One multi-row INSERT (256 rows × 10 values stays far below SQLite's bound
+/// parameter limit). A single statement, not a `BEGIN … COMMIT` around one
+/// statement per row: with the explicit transaction, a connection of the
+/// running bridge sometimes kept SQLite's write lock after the batch, and a
+/// second process (`dms-bridge leads retry`) then timed out on it.
 async fn insert(store: &Store, batch: &[AuditRecord]) -> Result<(), sqlx::Error> {
     let _turn = store.write_turn().await;
-    let mut tx = store.pool().begin().await?;
-    for r in batch {
-        sqlx::query(
-            "INSERT INTO audit_log (at, trace_id, principal, dealership, tool, adapter, outcome, latency_us, cache_hit, arg_shape) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(r.at.to_rfc3339_opts(SecondsFormat::Micros, true))
-        .bind(&r.trace_id)
-        .bind(&r.principal)
-        .bind(&r.dealership)
-        .bind(&r.tool)
-        .bind(&r.adapter)
-        .bind(&r.outcome)
-        .bind(r.latency_us as i64)
-        .bind(i64::from(r.cache_hit))
-        .bind(serde_json::to_string(&r.arg_shape).unwrap_or_default())
-        .execute(&mut *tx)
-        .await?;
-    }
-    tx.commit().await
+    let mut query = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+        "INSERT INTO audit_log (at, trace_id, principal, dealership, tool, adapter, outcome, latency_us, cache_hit, arg_shape) ",
+    );
+    query.push_values(batch, |mut row, r| {
+        row.push_bind(r.at.to_rfc3339_opts(SecondsFormat::Micros, true))
+            .push_bind(r.trace_id.clone())
+            .push_bind(r.principal.clone())
+            .push_bind(r.dealership.clone())
+            .push_bind(r.tool.clone())
+            .push_bind(r.adapter.clone())
+            .push_bind(r.outcome.clone())
+            .push_bind(r.latency_us as i64)
+            .push_bind(i64::from(r.cache_hit))
+            .push_bind(serde_json::to_string(&r.arg_shape).unwrap_or_default());
+    });
+    query.build().execute(store.pool()).await?;
+    Ok(())
 }
 
 /// Key paths of a JSON value, e.g. `["dealership_id", "filters.make", "limit"]`.
