@@ -69,14 +69,7 @@ async fn serve(State(feed): State<MockFeed>, headers: HeaderMap) -> Response {
         let mut m = feed.inner.modified.write().await;
         *m.get_or_insert_with(|| Utc::now() - chrono::Duration::minutes(5))
     };
-    let etag = format!(
-        "\"{}\"",
-        Sha256::digest(body.as_bytes())
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    );
+    let etag = format!("\"{}\"", hex::encode(&Sha256::digest(body.as_bytes())[..8]));
     let last_modified = modified.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
     if headers
         .get(header::IF_NONE_MATCH)

@@ -112,9 +112,5 @@ pub fn sign(key: &SecretString, body: &[u8]) -> String {
         return String::new();
     };
     mac.update(body);
-    mac.finalize()
-        .into_bytes()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(mac.finalize().into_bytes())
 }

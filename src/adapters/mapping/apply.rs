@@ -121,17 +121,11 @@ pub fn map_vehicle(
 /// `veh_` + 16 hex digits of SHA-256(dealership, upstream key): stable across
 /// refreshes and restarts, and not the VIN (AutomotiveMCP §3.3).
 pub fn vehicle_id(dealership_id: &str, key: &str) -> String {
-    use std::fmt::Write;
     let digest = Sha256::digest(format!(
         "{dealership_id}\u{1f}{}",
         key.trim().to_ascii_uppercase()
     ));
-    let mut id = String::with_capacity(20);
-    id.push_str("veh_");
-    for b in digest.iter().take(8) {
-        let _ = write!(id, "{b:02x}");
-    }
-    id
+    format!("veh_{}", hex::encode(&digest[..8]))
 }
 
 fn field<'m>(mapping: &'m VehicleMapping, name: &str) -> Option<&'m Field> {
