@@ -1,5 +1,9 @@
 //! Thin entry point: parse the command line, set up logging on stderr, run.
 
+// The server's future nests the whole dispatch pipeline (trace and progress
+// scopes around every tool); its layout needs more than the default 128 levels.
+#![recursion_limit = "256"]
+
 use clap::Parser;
 
 // The bridge allocates many small JSON nodes per call; mimalloc handles that

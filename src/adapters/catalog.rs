@@ -1,14 +1,22 @@
 //! Built-in vendor profiles (`adapters/`) and field mappings (`mappings/`),
 //! embedded so the binary works on its own; configs may also point at files.
 
-pub const PROFILES: &[&str] = &["cdk-fortellis", "blackbook", "xtime"];
-pub const MAPPINGS: &[&str] = &["cdk-inventory", "homenet-csv", "google-vehicle-listings"];
+pub const PROFILES: &[&str] = &["cdk-fortellis", "blackbook", "xtime", "tekion"];
+pub const MAPPINGS: &[&str] = &[
+    "cdk-inventory",
+    "homenet-csv",
+    "google-vehicle-listings",
+    "cdk-repair-orders",
+    "tekion-repair-orders",
+    "opentrack-repair-orders",
+];
 
 pub fn builtin_profile(name: &str) -> Option<&'static str> {
     Some(match name {
         "cdk-fortellis" => include_str!("../../adapters/cdk-fortellis.toml"),
         "blackbook" => include_str!("../../adapters/blackbook.toml"),
         "xtime" => include_str!("../../adapters/xtime.toml"),
+        "tekion" => include_str!("../../adapters/tekion.toml"),
         _ => return None,
     })
 }
@@ -18,6 +26,9 @@ pub fn builtin_mapping(name: &str) -> Option<&'static str> {
         "cdk-inventory" => include_str!("../../mappings/cdk-inventory.toml"),
         "homenet-csv" => include_str!("../../mappings/homenet-csv.toml"),
         "google-vehicle-listings" => include_str!("../../mappings/google-vehicle-listings.toml"),
+        "cdk-repair-orders" => include_str!("../../mappings/cdk-repair-orders.toml"),
+        "tekion-repair-orders" => include_str!("../../mappings/tekion-repair-orders.toml"),
+        "opentrack-repair-orders" => include_str!("../../mappings/opentrack-repair-orders.toml"),
         _ => return None,
     })
 }

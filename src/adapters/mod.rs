@@ -8,6 +8,7 @@ pub mod feed;
 mod flight;
 pub mod http;
 pub mod mapping;
+pub mod repair_order;
 pub mod resilience;
 pub mod rest;
 pub mod service;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 
 pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
 pub use error::AdapterError;
+pub use repair_order::{RepairOrder, RoQuery, RoRef, RoStatus};
 pub use service::{ServiceItem, Slot, SlotRequest};
 pub use snapshot::{InventorySnapshot, Lookup, SoldUnit, UnitRef};
 pub use valuation::{TradeValueRequest, Valuation};
@@ -71,6 +73,22 @@ pub trait UpstreamAdapter {
         &self,
         _request: &SlotRequest<'_>,
     ) -> impl Future<Output = Result<Vec<Slot>, AdapterError>> + Send {
+        async { Err(AdapterError::Unsupported) }
+    }
+
+    /// Repair orders answering `query`.
+    fn repair_orders(
+        &self,
+        _query: &RoQuery<'_>,
+    ) -> impl Future<Output = Result<Vec<RepairOrder>, AdapterError>> + Send {
+        async { Err(AdapterError::Unsupported) }
+    }
+
+    /// One repair order; `None` when the DMS has no such order.
+    fn repair_order(
+        &self,
+        _which: RoRef<'_>,
+    ) -> impl Future<Output = Result<Option<RepairOrder>, AdapterError>> + Send {
         async { Err(AdapterError::Unsupported) }
     }
 
@@ -154,6 +172,20 @@ impl UpstreamAdapter for Adapter {
     async fn service_slots(&self, request: &SlotRequest<'_>) -> Result<Vec<Slot>, AdapterError> {
         match self {
             Self::Rest(a) => a.service_slots(request).await,
+            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+        }
+    }
+
+    async fn repair_orders(&self, query: &RoQuery<'_>) -> Result<Vec<RepairOrder>, AdapterError> {
+        match self {
+            Self::Rest(a) => a.repair_orders(query).await,
+            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+        }
+    }
+
+    async fn repair_order(&self, which: RoRef<'_>) -> Result<Option<RepairOrder>, AdapterError> {
+        match self {
+            Self::Rest(a) => a.repair_order(which).await,
             Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
         }
     }

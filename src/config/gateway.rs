@@ -39,7 +39,12 @@ impl Default for CacheConfig {
         Self {
             enabled: true,
             max_entries: 10_000,
-            ttl: BTreeMap::from([(Domain::Inventory, Duration::from_secs(60))]),
+            // Repair orders: some DMSs answer through a slow asynchronous query,
+            // and paging through a list must not start it again for every page.
+            ttl: BTreeMap::from([
+                (Domain::Inventory, Duration::from_secs(60)),
+                (Domain::RepairOrders, Duration::from_secs(60)),
+            ]),
         }
     }
 }

@@ -23,6 +23,7 @@ pub enum ErrorCode {
     LeadsIdempotencyConflict,
     LeadsLeadNotFound,
     DealsTradeValueUnavailable,
+    ServiceRepairOrderNotFound,
     UpstreamUnavailable,
     UpstreamTimeout,
     UpstreamRejected,
@@ -32,7 +33,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 20] = [
         Self::AuthUnauthorized,
         Self::AuthForbidden,
         Self::RequestInvalidArguments,
@@ -46,6 +47,7 @@ impl ErrorCode {
         Self::LeadsIdempotencyConflict,
         Self::LeadsLeadNotFound,
         Self::DealsTradeValueUnavailable,
+        Self::ServiceRepairOrderNotFound,
         Self::UpstreamUnavailable,
         Self::UpstreamTimeout,
         Self::UpstreamRejected,
@@ -69,6 +71,7 @@ impl ErrorCode {
             Self::LeadsIdempotencyConflict => "leads.idempotency_conflict",
             Self::LeadsLeadNotFound => "leads.lead_not_found",
             Self::DealsTradeValueUnavailable => "deals.trade_value_unavailable",
+            Self::ServiceRepairOrderNotFound => "service.repair_order_not_found",
             Self::UpstreamUnavailable => "upstream.unavailable",
             Self::UpstreamTimeout => "upstream.timeout",
             Self::UpstreamRejected => "upstream.rejected",

@@ -11,6 +11,7 @@ mod error_map;
 pub mod limits;
 pub mod metrics;
 mod pipeline;
+pub mod progress;
 mod schemas;
 pub mod trace;
 

@@ -22,7 +22,7 @@ use super::trace::{CURRENT, TraceContext};
 use super::{Check, Gateway, ToolArgs, ToolContext};
 use crate::adapters::UpstreamAdapter;
 use crate::store::{AuditRecord, argument_shape};
-use crate::tools::{ToolId, dealership, deals, inventory, leads, service};
+use crate::tools::{ToolId, dealership, deals, inventory, leads, repair_orders, service};
 
 /// A call that could not become a tool result.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +38,8 @@ pub struct Caller {
     /// Client address (HTTP), for anonymous quotas.
     pub client_ip: Option<IpAddr>,
     pub trace: TraceContext,
+    /// Where progress reports go, when the client asked for them.
+    pub progress: Option<Arc<dyn super::progress::ProgressSink>>,
 }
 
 /// A finished call.
@@ -73,7 +75,8 @@ impl Gateway {
         let (result, facts) = CURRENT
             .scope(
                 caller.trace.clone(),
-                self.dispatch(tool, caller, args).instrument(span.clone()),
+                super::progress::scope(caller.progress.clone(), self.dispatch(tool, caller, args))
+                    .instrument(span.clone()),
             )
             .await;
         let elapsed = started.elapsed();
@@ -149,6 +152,26 @@ impl Gateway {
             ToolId::ServiceCheckAvailability => {
                 self.run(tool, caller, args, &mut facts, service::check_availability)
                     .await
+            }
+            ToolId::ServiceGetRepairOrder => {
+                self.run(
+                    tool,
+                    caller,
+                    args,
+                    &mut facts,
+                    repair_orders::get_repair_order,
+                )
+                .await
+            }
+            ToolId::ServiceListRepairOrders => {
+                self.run(
+                    tool,
+                    caller,
+                    args,
+                    &mut facts,
+                    repair_orders::list_repair_orders,
+                )
+                .await
             }
         };
         (result, facts)

@@ -2,6 +2,7 @@
 //! the tools a caller sees depend on its token, and two transports.
 
 pub mod http;
+mod progress;
 mod resources;
 pub mod stdio;
 
@@ -62,6 +63,7 @@ impl McpServer {
                 principal: principal.clone(),
                 client_ip: None,
                 trace: from_meta.unwrap_or_else(TraceContext::generate),
+                progress: progress::sink(ctx),
             });
         }
         let http = ctx
@@ -76,6 +78,7 @@ impl McpServer {
             principal: http.principal,
             client_ip: http.client_ip,
             trace,
+            progress: progress::sink(ctx),
         })
     }
 }

@@ -69,6 +69,8 @@ pub enum Domain {
     Inventory,
     Leads,
     Service,
+    /// Repair orders in the DMS; often a different system than the scheduler.
+    RepairOrders,
     Deals,
 }
 
@@ -78,6 +80,7 @@ impl Domain {
             Self::Inventory => "inventory",
             Self::Leads => "leads",
             Self::Service => "service",
+            Self::RepairOrders => "repair_orders",
             Self::Deals => "deals",
         }
     }

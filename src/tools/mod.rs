@@ -6,6 +6,7 @@ pub mod dealership;
 pub mod deals;
 pub mod inventory;
 pub mod leads;
+pub mod repair_orders;
 pub mod service;
 
 use std::sync::Arc;
@@ -20,7 +21,7 @@ use crate::model::Domain;
 
 /// Version of the public tool contract (TOOLSET.md). Bump the major on any
 /// breaking change to names, schemas or error codes.
-pub const TOOLSET_VERSION: &str = "1.3.0";
+pub const TOOLSET_VERSION: &str = "1.4.0";
 
 /// Every tool the bridge can serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,10 +36,12 @@ pub enum ToolId {
     LeadsList,
     DealsRequestTradeValue,
     ServiceCheckAvailability,
+    ServiceGetRepairOrder,
+    ServiceListRepairOrders,
 }
 
 impl ToolId {
-    pub const ALL: [ToolId; 10] = [
+    pub const ALL: [ToolId; 12] = [
         Self::DealershipList,
         Self::DealershipGet,
         Self::InventorySearch,
@@ -49,6 +52,8 @@ impl ToolId {
         Self::LeadsList,
         Self::DealsRequestTradeValue,
         Self::ServiceCheckAvailability,
+        Self::ServiceGetRepairOrder,
+        Self::ServiceListRepairOrders,
     ];
 
     pub fn name(self) -> &'static str {
@@ -63,6 +68,8 @@ impl ToolId {
             Self::LeadsList => "leads.list",
             Self::DealsRequestTradeValue => "deals.request_trade_value",
             Self::ServiceCheckAvailability => "service.check_availability",
+            Self::ServiceGetRepairOrder => "service.get_repair_order",
+            Self::ServiceListRepairOrders => "service.list_repair_orders",
         }
     }
 
@@ -80,6 +87,9 @@ impl ToolId {
             Self::LeadsCreate | Self::LeadsGet | Self::LeadsList => Some(Domain::Leads),
             Self::DealsRequestTradeValue => Some(Domain::Deals),
             Self::ServiceCheckAvailability => Some(Domain::Service),
+            Self::ServiceGetRepairOrder | Self::ServiceListRepairOrders => {
+                Some(Domain::RepairOrders)
+            }
         }
     }
 
@@ -93,6 +103,8 @@ impl ToolId {
             (Domain::Leads, true) => Scope::LeadsWrite,
             (Domain::Service, false) => Scope::ServiceRead,
             (Domain::Service, true) => Scope::ServiceWrite,
+            // Repair orders are service-department data: the same read scope.
+            (Domain::RepairOrders, _) => Scope::ServiceRead,
             (Domain::Deals, false) => Scope::DealsRead,
             (Domain::Deals, true) => Scope::DealsWrite,
         })
@@ -128,6 +140,8 @@ impl ToolId {
             Self::LeadsList => "List leads taken through the bridge",
             Self::DealsRequestTradeValue => "Estimate a trade-in's value",
             Self::ServiceCheckAvailability => "Find open service appointment slots",
+            Self::ServiceGetRepairOrder => "Get one repair order",
+            Self::ServiceListRepairOrders => "List repair orders",
         }
     }
 
@@ -163,6 +177,12 @@ impl ToolId {
             Self::ServiceCheckAvailability => {
                 "List open service appointment slots at a dealership for one or more service codes (from its service menu) and the customer's vehicle (vin, vehicle_id, or year/make/model), between two dates (YYYY-MM-DD, inclusive, in the dealership's time zone, up to 31 days). Slot times are RFC 3339 with the dealership's offset, earliest first. Unknown service codes are refused with the menu in details.service_menu. Checking does not hold a slot."
             }
+            Self::ServiceGetRepairOrder => {
+                "Get one repair order from the dealership's DMS by ro_number (as printed on the order) or repair_order_id: status (open, in_progress, closed), opened/promised/closed times in the dealership's time zone, the service advisor, the vehicle with mileage in and out, job lines with their op codes, status and pay type, and totals per pay type in minor units. The customer is shown as initials only. Some DMSs prepare the data asynchronously: the call can take several seconds, and reports progress when the request carries a progressToken. Answers service.repair_order_not_found when the DMS has no such order."
+            }
+            Self::ServiceListRepairOrders => {
+                "List a dealership's repair orders, newest activity first, optionally only some statuses (open, in_progress, closed), for one VIN, and within a date range (YYYY-MM-DD, inclusive, dealership time zone; default the last 30 days, at most 92; closed orders count on the day they closed, others on the day they opened). Each order is shown as in service.get_repair_order. Pass next_cursor back as cursor for the next page."
+            }
         }
     }
 
@@ -179,6 +199,8 @@ impl ToolId {
                 | Self::LeadsCreate
                 | Self::DealsRequestTradeValue
                 | Self::ServiceCheckAvailability
+                | Self::ServiceGetRepairOrder
+                | Self::ServiceListRepairOrders
         );
         ToolAnnotations::with_title(self.title())
             .read_only(!write)
@@ -199,6 +221,8 @@ impl ToolId {
             Self::LeadsList => schema_of::<leads::ListArgs>(),
             Self::DealsRequestTradeValue => schema_of::<deals::TradeValueArgs>(),
             Self::ServiceCheckAvailability => schema_of::<service::AvailabilityArgs>(),
+            Self::ServiceGetRepairOrder => schema_of::<repair_orders::GetRepairOrderArgs>(),
+            Self::ServiceListRepairOrders => schema_of::<repair_orders::ListRepairOrdersArgs>(),
         }
     }
 
@@ -214,6 +238,8 @@ impl ToolId {
             Self::LeadsList => schema_of::<leads::ListResult>(),
             Self::DealsRequestTradeValue => schema_of::<deals::TradeValueResult>(),
             Self::ServiceCheckAvailability => schema_of::<service::AvailabilityResult>(),
+            Self::ServiceGetRepairOrder => schema_of::<repair_orders::RepairOrderResult>(),
+            Self::ServiceListRepairOrders => schema_of::<repair_orders::ListRepairOrdersResult>(),
         }
     }
 

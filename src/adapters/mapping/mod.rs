@@ -3,8 +3,12 @@
 
 mod apply;
 pub mod path;
+mod ro_apply;
+mod ro_spec;
 mod spec;
 
 pub use apply::{MapContext, MappedUnit, Unmappable, map_vehicle, vehicle_id};
 pub use path::ValuePath;
+pub use ro_apply::{list_at, map_repair_order, read_time};
+pub use ro_spec::RoMapping;
 pub use spec::{FeedFormat, FieldKind, VEHICLE_FIELDS, VehicleMapping};

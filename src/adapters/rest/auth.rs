@@ -33,6 +33,8 @@ pub struct OAuthClient {
     pub token_path: ValuePath,
     pub expires_path: ValuePath,
     pub extra_form: BTreeMap<String, String>,
+    /// Form field names for the id and secret when they go in the form.
+    form_fields: (String, String),
     cache: Mutex<Option<CachedToken>>,
 }
 
@@ -69,8 +71,15 @@ impl OAuthClient {
             token_path,
             expires_path,
             extra_form,
+            form_fields: ("client_id".into(), "client_secret".into()),
             cache: Mutex::new(None),
         }
+    }
+
+    /// Vendors that name the form fields differently (Tekion: `app_id`, `secret_key`).
+    pub fn with_form_fields(mut self, client_id: &str, client_secret: &str) -> Self {
+        self.form_fields = (client_id.to_owned(), client_secret.to_owned());
+        self
     }
 
     /// A valid token. `refused` names a generation the upstream just rejected,
@@ -125,11 +134,11 @@ impl OAuthClient {
             }
             ClientAuth::Form => {
                 form.push((
-                    "client_id".into(),
+                    self.form_fields.0.clone(),
                     self.client_id.expose_secret().to_owned(),
                 ));
                 form.push((
-                    "client_secret".into(),
+                    self.form_fields.1.clone(),
                     self.client_secret.expose_secret().to_owned(),
                 ));
             }

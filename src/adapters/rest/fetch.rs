@@ -11,7 +11,7 @@ use super::template::{Template, TemplateContext};
 use super::{Operation, RestAdapter};
 use crate::adapters::http::{self, Reply, status_error};
 use crate::adapters::mapping::path::scalar_text;
-use crate::adapters::mapping::{MapContext, map_vehicle};
+use crate::adapters::mapping::{MapContext, ValuePath, map_vehicle};
 use crate::adapters::{AdapterError, InventorySnapshot};
 
 impl RestAdapter {
@@ -20,35 +20,9 @@ impl RestAdapter {
         &self,
         op: &Operation,
     ) -> Result<InventorySnapshot, AdapterError> {
-        let mut records = Vec::new();
-        let mut verified_at = Utc::now();
-        let mut page: u32 = 0;
-        let mut cursor: Option<String> = None;
-        loop {
-            let params = page_params(&op.spec.pagination, page, records.len(), cursor.as_deref());
-            let body = self.call(&op.endpoint(), &params).await?;
-            verified_at = verified_at.min(Utc::now());
-            let batch = match &op.records {
-                Some(path) => path
-                    .first(&body)
-                    .cloned()
-                    .unwrap_or(Value::Array(Vec::new())),
-                None => body.clone(),
-            };
-            let Value::Array(batch) = batch else {
-                return Err(AdapterError::InvalidResponse(
-                    "records are not a list".into(),
-                ));
-            };
-            let fetched = batch.len();
-            records.extend(batch);
-            page += 1;
-            match next_page(&op.spec.pagination, &body, fetched, records.len(), page)? {
-                NextPage::Done => break,
-                NextPage::More => {}
-                NextPage::Cursor(next) => cursor = Some(next),
-            }
-        }
+        let (records, verified_at) = self
+            .read_pages(&op.endpoint(), &op.spec.pagination, op.records.as_ref())
+            .await?;
         let ctx = MapContext {
             dealership_id: &self.dealership.id,
             currency: &self.dealership.currency,
@@ -62,6 +36,35 @@ impl RestAdapter {
             .collect();
         tracing::debug!(profile = %self.profile_name, records = records.len(), skipped, "Read upstream inventory.");
         Ok(InventorySnapshot::from_units(units, verified_at))
+    }
+
+    /// Reads every page of `endpoint`; the records of each page are at `records`
+    /// (the whole answer when `None`). Also returns when the first page was asked
+    /// for: the data is at least that fresh, and never claimed fresher.
+    pub(super) async fn read_pages(
+        &self,
+        endpoint: &Endpoint<'_>,
+        pagination: &Pagination,
+        records_at: Option<&ValuePath>,
+    ) -> Result<(Vec<Value>, chrono::DateTime<Utc>), AdapterError> {
+        let mut records = Vec::new();
+        let verified_at = Utc::now();
+        let mut page: u32 = 0;
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = page_params(pagination, page, records.len(), cursor.as_deref());
+            let body = self.call(endpoint, &params).await?;
+            let batch = records_in(&body, records_at)?;
+            let fetched = batch.len();
+            records.extend(batch);
+            page += 1;
+            match next_page(pagination, &body, fetched, records.len(), page)? {
+                NextPage::Done => break,
+                NextPage::More => {}
+                NextPage::Cursor(next) => cursor = Some(next),
+            }
+        }
+        Ok((records, verified_at))
     }
 
     /// One request, with one token refresh if the upstream says the token is stale.
@@ -204,6 +207,28 @@ impl RestAdapter {
             (None, Some(good)) => found != Some(good),
             (None, None) => false,
         }
+    }
+}
+
+/// The records of one answer: a list at `records_at` (absent = none), or the
+/// answer itself; one object where a list belongs counts as a list of one.
+pub(super) fn records_in(
+    body: &Value,
+    records_at: Option<&ValuePath>,
+) -> Result<Vec<Value>, AdapterError> {
+    let list = match records_at {
+        Some(path) => match path.first(body) {
+            Some(v) => v,
+            None => return Ok(Vec::new()),
+        },
+        None => body,
+    };
+    match list {
+        Value::Array(items) => Ok(items.clone()),
+        Value::Object(_) if records_at.is_some() => Ok(vec![list.clone()]),
+        _ => Err(AdapterError::InvalidResponse(
+            "records are not a list".into(),
+        )),
     }
 }
 

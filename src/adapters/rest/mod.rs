@@ -5,6 +5,7 @@ mod auth;
 mod fetch;
 pub mod profile;
 pub mod records;
+mod repair_orders;
 pub mod template;
 mod valuation;
 
@@ -20,6 +21,7 @@ use self::profile::{AuthSpec, ErrorSpec, OperationSpec, Profile};
 use self::template::{Template, TemplateContext};
 use super::flight::Flight;
 use super::mapping::{ValuePath, VehicleMapping};
+use super::repair_order::{RepairOrder, RoQuery, RoRef};
 use super::resilience::UpstreamPolicy;
 use super::service::{ServiceItem, Slot, SlotRequest};
 use super::valuation::{TradeValueRequest, Valuation};
@@ -53,6 +55,7 @@ pub struct RestAdapter {
     trade_value: Option<valuation::TradeValueOp>,
     service_menu: Option<records::RecordsOp>,
     availability: Option<records::RecordsOp>,
+    repair_orders: Option<repair_orders::RepairOrdersOp>,
     dealership: DealershipContext,
     /// Concurrent inventory reads share one upstream request.
     flight: Flight,
@@ -166,6 +169,10 @@ impl RestAdapter {
                 &mut errors,
             )
         });
+        let repair_orders = profile
+            .repair_orders
+            .as_ref()
+            .and_then(|spec| repair_orders::compile(spec, &ctx, base, &mut errors));
         let auth = build_auth(&profile.auth, config, client_id, client_secret, &mut errors);
         let compiled_errors = compile_errors(&profile.errors, &mut errors);
         if profile.domains.contains(&Domain::Inventory) && profile.inventory.is_none() {
@@ -176,6 +183,11 @@ impl RestAdapter {
         if profile.domains.contains(&Domain::Service) && profile.availability.is_none() {
             errors.push(
                 "profile: lists the service domain but has no [availability] operation".into(),
+            );
+        }
+        if profile.domains.contains(&Domain::RepairOrders) && profile.repair_orders.is_none() {
+            errors.push(
+                "profile: lists the repair_orders domain but has no [repair_orders] section".into(),
             );
         }
         if profile.domains.contains(&Domain::Deals) && profile.trade_value.is_none() {
@@ -205,6 +217,7 @@ impl RestAdapter {
             trade_value,
             service_menu,
             availability,
+            repair_orders,
             dealership,
             flight: Flight::default(),
         })
@@ -287,6 +300,7 @@ fn build_auth(
             token_path,
             expires_path,
             extra_form,
+            form_fields,
         } => {
             let id = need("client_id", client_id);
             let secret = need("client_secret", client_secret);
@@ -302,16 +316,19 @@ fn build_auth(
             let expires_path = ValuePath::parse(expires_path)
                 .map_err(|e| errors.push(format!("profile auth.expires_path: {e}")))
                 .ok();
-            UpstreamAuth::OAuth(Box::new(OAuthClient::new(
-                token_url,
-                id?,
-                secret?,
-                *client_auth,
-                scope.clone(),
-                token_path?,
-                expires_path?,
-                extra_form.clone(),
-            )))
+            UpstreamAuth::OAuth(Box::new(
+                OAuthClient::new(
+                    token_url,
+                    id?,
+                    secret?,
+                    *client_auth,
+                    scope.clone(),
+                    token_path?,
+                    expires_path?,
+                    extra_form.clone(),
+                )
+                .with_form_fields(&form_fields.client_id, &form_fields.client_secret),
+            ))
         }
     })
 }
@@ -412,5 +429,13 @@ impl UpstreamAdapter for RestAdapter {
             tracing::warn!(profile = %self.profile_name, unreadable, "Skipped slots whose start the bridge cannot read.");
         }
         Ok(slots)
+    }
+
+    async fn repair_orders(&self, query: &RoQuery<'_>) -> Result<Vec<RepairOrder>, AdapterError> {
+        self.list_repair_orders(query).await
+    }
+
+    async fn repair_order(&self, which: RoRef<'_>) -> Result<Option<RepairOrder>, AdapterError> {
+        self.find_repair_order(which).await
     }
 }

@@ -29,8 +29,95 @@ pub struct Profile {
     pub service_menu: Option<RecordsSpec>,
     /// Open service slots for service codes and a vehicle in a date range.
     pub availability: Option<RecordsSpec>,
+    /// Repair orders (the `service` domain).
+    pub repair_orders: Option<RepairOrdersSpec>,
     #[serde(default)]
     pub errors: ErrorSpec,
+}
+
+/// How to read repair orders. Give `all` when one read returns every status,
+/// else `open` and/or `closed`; `get` reads one order by `{ro_number}`, and
+/// without it the bridge looks the number up in open and recently closed orders.
+/// Reads may use `{from}`, `{to}` (`YYYY-MM-DD`), `{from_epoch_ms}`,
+/// `{to_epoch_ms}` (the local days' bounds), `{vin}` and `{ro_number}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepairOrdersSpec {
+    /// A repair-order mapping (built-in name or file).
+    pub mapping: String,
+    pub all: Option<RoReadSpec>,
+    pub open: Option<RoReadSpec>,
+    pub closed: Option<RoReadSpec>,
+    pub get: Option<RoReadSpec>,
+    /// How far back a lookup by number searches closed orders.
+    #[serde(default = "default_lookback_days")]
+    pub closed_lookback_days: u32,
+    /// How long an answer is kept for the same read (paging through a list
+    /// must not run a slow DMS query again for every page); 0 keeps nothing.
+    #[serde(default = "default_keep_seconds")]
+    pub keep_seconds: u64,
+}
+
+fn default_keep_seconds() -> u64 {
+    30
+}
+
+fn default_lookback_days() -> u32 {
+    90
+}
+
+/// One repair-order read: a request (paged or not), or an asynchronous
+/// long operation whose result holds the records.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoReadSpec {
+    #[serde(default = "default_method")]
+    pub method: String,
+    pub path: String,
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    /// Where the records are in the answer (the result, for a long operation).
+    pub records: String,
+    #[serde(default)]
+    pub pagination: Pagination,
+    pub long_operation: Option<LongOperationSpec>,
+}
+
+/// The start-poll-fetch flow of an asynchronous query (CDK Drive): the first
+/// answer names an operation; its status is polled until done, then the result
+/// is fetched. Status and result paths are templates on the instance's base URL
+/// with `{operation_id}` (links in answers are not followed: the bridge only
+/// calls the host it was configured with).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LongOperationSpec {
+    /// Where the operation id is in the start (and status) answer.
+    pub id: String,
+    /// Where the operation's state is.
+    pub status: String,
+    /// The state that means the result is ready.
+    pub done: String,
+    /// States that mean the operation failed.
+    #[serde(default)]
+    pub failed: Vec<String>,
+    /// Where the upstream says how many seconds to wait before polling again.
+    pub check_after: Option<String>,
+    pub status_path: String,
+    pub result_path: String,
+    /// Give up (upstream.timeout) when the result is not ready by then.
+    #[serde(default = "default_max_wait")]
+    pub max_wait_seconds: u64,
+    /// Polling interval when the upstream gives none, and the floor of its advice.
+    #[serde(default = "default_poll_ms")]
+    pub min_poll_ms: u64,
+}
+
+fn default_max_wait() -> u64 {
+    30
+}
+
+fn default_poll_ms() -> u64 {
+    250
 }
 
 /// A valuation request: path and query may use `{vin}`, `{mileage_mi}`,
@@ -107,6 +194,9 @@ pub enum AuthSpec {
         /// Extra form fields for the token request.
         #[serde(default)]
         extra_form: BTreeMap<String, String>,
+        /// With `client_auth = "form"`: the names of the id and secret fields.
+        #[serde(default = "default_form_fields")]
+        form_fields: FormFields,
     },
 }
 
@@ -116,6 +206,20 @@ pub enum ClientAuth {
     #[default]
     Basic,
     Form,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormFields {
+    pub client_id: String,
+    pub client_secret: String,
+}
+
+fn default_form_fields() -> FormFields {
+    FormFields {
+        client_id: "client_id".into(),
+        client_secret: "client_secret".into(),
+    }
 }
 
 fn default_token_path() -> String {

@@ -4,8 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use super::RestAdapter;
 use super::fetch::Endpoint;
 use super::profile::RecordsSpec;
@@ -105,15 +103,7 @@ impl RestAdapter {
             params,
         };
         let body = self.call(&endpoint, &[]).await?;
-        let list = match &op.records {
-            Some(p) => p.first(&body).cloned().unwrap_or(Value::Array(Vec::new())),
-            None => body,
-        };
-        let Value::Array(records) = list else {
-            return Err(AdapterError::InvalidResponse(
-                "records are not a list".into(),
-            ));
-        };
+        let records = super::fetch::records_in(&body, op.records.as_ref())?;
         Ok(records
             .iter()
             .map(|r| {

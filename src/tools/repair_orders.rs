@@ -1,0 +1,322 @@
+//! `service.get_repair_order` and `service.list_repair_orders`: repair orders
+//! from the dealership's DMS, in its time zone and currency, with customer data
+//! reduced to initials.
+
+use chrono::{DateTime, Days, FixedOffset, NaiveDate, SecondsFormat, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::adapters::repair_order::{PayTotal, RepairOrder, RoJob, RoVehicle};
+use crate::adapters::{RoQuery, RoRef, RoStatus, UpstreamAdapter};
+use crate::gateway::cursor::CursorCodec;
+use crate::gateway::error::{ErrorCode, ToolError};
+use crate::gateway::{Check, ToolArgs, ToolContext};
+use crate::model::{Domain, vin};
+use crate::tools::to_json;
+
+/// The widest date range one list may ask for.
+const MAX_DAYS: i64 = 92;
+/// The default range: the last 30 days.
+const DEFAULT_DAYS: u64 = 30;
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetRepairOrderArgs {
+    pub dealership_id: String,
+    /// The RO number printed on the order. Give this or `repair_order_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$"))]
+    pub ro_number: Option<String>,
+    /// The DMS's own id, as `service.list_repair_orders` returns it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"))]
+    pub repair_order_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListRepairOrdersArgs {
+    pub dealership_id: String,
+    /// Only these statuses (default: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 3))]
+    pub status: Vec<RoStatus>,
+    /// First day (inclusive, `YYYY-MM-DD`, dealership time zone); default 30 days ago.
+    /// Closed orders count on the day they closed, others on the day they opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
+    pub from: Option<String>,
+    /// Last day (inclusive); default today; at most 92 days after `from`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
+    pub to: Option<String>,
+    /// Only orders for this vehicle (check digit verified).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vin: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page of the same list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 512))]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RepairOrderView {
+    pub ro_number: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair_order_id: Option<String>,
+    pub status: RoStatus,
+    /// RFC 3339 with the dealership's offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promised_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<String>,
+    /// The service advisor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advisor: Option<String>,
+    pub vehicle: RoVehicle,
+    /// The customer, minimised to initials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer_initials: Option<String>,
+    pub jobs: Vec<RoJob>,
+    /// Per pay type, in minor units.
+    pub totals: Vec<PayTotal>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RepairOrderResult {
+    pub repair_order: RepairOrderView,
+    /// The dealership's IANA time zone.
+    pub timezone: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ListRepairOrdersResult {
+    /// Newest activity first.
+    pub items: Vec<RepairOrderView>,
+    /// Pass as `cursor` to get the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    pub total: u64,
+    /// The range applied, inclusive.
+    pub from: String,
+    pub to: String,
+    pub timezone: String,
+}
+
+impl ToolArgs for GetRepairOrderArgs {
+    fn dealership_id(&self) -> Option<&str> {
+        Some(&self.dealership_id)
+    }
+
+    fn validate(&self, check: &mut Check<'_>) {
+        if self.ro_number.is_some() == self.repair_order_id.is_some() {
+            check
+                .problems
+                .push("", "give exactly one of ro_number and repair_order_id");
+        }
+    }
+}
+
+impl ToolArgs for ListRepairOrdersArgs {
+    fn dealership_id(&self) -> Option<&str> {
+        Some(&self.dealership_id)
+    }
+
+    fn validate(&self, check: &mut Check<'_>) {
+        check.limit("/limit", self.limit);
+        if let Some(v) = &self.vin {
+            check.vin("/vin", v);
+        }
+        for (at, text) in [("/from", &self.from), ("/to", &self.to)] {
+            if text.as_deref().is_some_and(|t| date(t).is_none()) {
+                check.problems.push(at, "is not a calendar date");
+            }
+        }
+        if let Some(tz) = check.dealership.map(|d| d.timezone) {
+            let (from, to) = self.range(tz);
+            if to < from {
+                check.problems.push("/to", "is before from");
+            } else if (to - from).num_days() > MAX_DAYS {
+                let message = format!("is more than {MAX_DAYS} days after from");
+                check.problems.push("/to", message);
+            }
+        }
+        if let Some(cursor) = &self.cursor {
+            check.cursor("/cursor", cursor, &self.dealership_id, &list_hash(self));
+        }
+    }
+}
+
+impl ListRepairOrdersArgs {
+    /// The inclusive local days asked for, defaults filled in.
+    fn range(&self, tz: chrono_tz::Tz) -> (NaiveDate, NaiveDate) {
+        let today = Utc::now().with_timezone(&tz).date_naive();
+        let to = self.to.as_deref().and_then(date).unwrap_or(today);
+        let from = self
+            .from
+            .as_deref()
+            .and_then(date)
+            .unwrap_or_else(|| to.checked_sub_days(Days::new(DEFAULT_DAYS)).unwrap_or(to));
+        (from, to)
+    }
+}
+
+fn date(text: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()
+}
+
+/// Binds cursors to everything that shapes the list.
+fn list_hash(args: &ListRepairOrdersArgs) -> String {
+    CursorCodec::query_hash(&json!({
+        "status": args.status, "from": args.from, "to": args.to, "vin": args.vin
+    }))
+}
+
+pub async fn get_repair_order(
+    ctx: ToolContext<'_>,
+    args: GetRepairOrderArgs,
+) -> Result<Value, ToolError> {
+    let dealership = ctx.dealership()?;
+    let which = match (&args.ro_number, &args.repair_order_id) {
+        (Some(n), _) => RoRef::Number(n),
+        (None, Some(id)) => RoRef::Id(id),
+        (None, None) => return Err(ToolError::internal()),
+    };
+    let found = ctx
+        .adapter(Domain::RepairOrders)?
+        .repair_order(which)
+        .await
+        .map_err(ctx.upstream_error())?;
+    let Some(ro) = found else {
+        return Err(not_found(&args.dealership_id));
+    };
+    to_json(RepairOrderResult {
+        repair_order: view(ro, dealership.timezone),
+        timezone: dealership.profile.timezone.clone(),
+    })
+}
+
+pub async fn list_repair_orders(
+    ctx: ToolContext<'_>,
+    args: ListRepairOrdersArgs,
+) -> Result<Value, ToolError> {
+    let dealership = ctx.dealership()?;
+    let tz = dealership.timezone;
+    let (from, to) = args.range(tz);
+    let statuses = if args.status.is_empty() {
+        RoStatus::ALL.to_vec()
+    } else {
+        args.status.clone()
+    };
+    let vin = args.vin.as_deref().map(vin::normalize);
+    let query = RoQuery {
+        statuses: &statuses,
+        from,
+        to,
+        vin: vin.as_deref(),
+    };
+    let mut orders = ctx
+        .adapter(Domain::RepairOrders)?
+        .repair_orders(&query)
+        .await
+        .map_err(ctx.upstream_error())?;
+    // Newest activity first; the RO number breaks ties so pages are stable.
+    orders.sort_by(|a, b| {
+        last_activity(b)
+            .cmp(&last_activity(a))
+            .then_with(|| a.ro_number.cmp(&b.ro_number))
+    });
+    orders.dedup_by(|a, b| a.ro_number == b.ro_number);
+    let hash = list_hash(&args);
+    let codec = ctx.gateway.cursors();
+    let offset = args
+        .cursor
+        .as_deref()
+        .and_then(|c| codec.decode(c, &args.dealership_id, &hash).ok())
+        .unwrap_or(0);
+    let total = orders.len();
+    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(total);
+    let end = start
+        .saturating_add(ctx.page_size(args.limit) as usize)
+        .min(total);
+    let next_cursor = (end < total).then(|| codec.encode(&args.dealership_id, &hash, end as u64));
+    let items = orders.drain(start..end).map(|ro| view(ro, tz)).collect();
+    to_json(ListRepairOrdersResult {
+        items,
+        next_cursor,
+        total: total as u64,
+        from: from.to_string(),
+        to: to.to_string(),
+        timezone: dealership.profile.timezone.clone(),
+    })
+}
+
+fn last_activity(ro: &RepairOrder) -> Option<DateTime<FixedOffset>> {
+    ro.closed_at.or(ro.opened_at)
+}
+
+fn not_found(dealership_id: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::ServiceRepairOrderNotFound,
+        "The dealership's DMS has no repair order with this number or id.",
+    )
+    .with_next_tool_call(
+        "service.list_repair_orders",
+        json!({ "dealership_id": dealership_id }),
+        "List recent repair orders to find the right one.",
+    )
+}
+
+fn view(ro: RepairOrder, tz: chrono_tz::Tz) -> RepairOrderView {
+    let local = |t: Option<DateTime<FixedOffset>>| {
+        t.map(|t| {
+            t.with_timezone(&tz)
+                .to_rfc3339_opts(SecondsFormat::Secs, false)
+        })
+    };
+    RepairOrderView {
+        ro_number: ro.ro_number,
+        repair_order_id: ro.repair_order_id,
+        status: ro.status,
+        opened_at: local(ro.opened_at),
+        promised_at: local(ro.promised_at),
+        closed_at: local(ro.closed_at),
+        advisor: ro.advisor,
+        vehicle: ro.vehicle,
+        customer_initials: ro.customer_name.as_deref().and_then(initials),
+        jobs: ro.jobs,
+        totals: ro.totals,
+    }
+}
+
+/// `WHITFIELD, DANA` or `Dana Whitfield` → `D. W.`: DMSs write names either way.
+fn initials(name: &str) -> Option<String> {
+    let ordered = match name.split_once(',') {
+        Some((last, first)) => format!("{first} {last}"),
+        None => name.to_owned(),
+    };
+    let letters: Vec<String> = ordered
+        .split_whitespace()
+        .filter_map(|w| w.chars().find(|c| c.is_alphabetic()))
+        .map(|c| format!("{}.", c.to_uppercase()))
+        .collect();
+    (!letters.is_empty()).then(|| letters.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::initials;
+
+    #[test]
+    fn initials_read_both_name_orders() {
+        assert_eq!(initials("WHITFIELD, DANA").as_deref(), Some("D. W."));
+        assert_eq!(initials("dana whitfield").as_deref(), Some("D. W."));
+        assert_eq!(initials("  "), None);
+    }
+}
