@@ -1,7 +1,8 @@
 //! A CDK/Fortellis-shaped inventory API for the demo and tests. It enforces
 //! what the real one does: a Basic-authenticated client-credentials token with
 //! `scope`, `Subscription-Id` and `Request-Id` on every call, `limit` ≤ 100,
-//! removed units only when `deleted=true`.
+//! removed units only when `deleted=true`. CDK Drive repair orders are in
+//! [`super::mock_cdk_drive`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -46,6 +47,7 @@ pub fn router(latency: Duration) -> Router {
             get(inventory),
         )
         .with_state(state)
+        .merge(super::mock_cdk_drive::router(ACCESS_TOKEN))
 }
 
 async fn token(headers: HeaderMap, body: String) -> Response {

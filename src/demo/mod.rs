@@ -5,6 +5,7 @@
 
 pub mod mock_blackbook;
 pub mod mock_cdk;
+mod mock_cdk_drive;
 pub mod mock_crm;
 pub mod mock_feed;
 pub mod mock_smtp;

@@ -255,7 +255,8 @@ impl Gateway {
         };
         let deadline = self.limits().call_timeout;
         let work = async move {
-            tokio::time::timeout(deadline, handler(ctx, parsed)).await.unwrap_or_else(|_| {
+            // Boxed: tool futures differ wildly in size, and the largest would size them all.
+            tokio::time::timeout(deadline, Box::pin(handler(ctx, parsed))).await.unwrap_or_else(|_| {
                 Err(ToolError::new(ErrorCode::UpstreamTimeout, "The call took longer than the bridge allows. Try again, or narrow the request."))
             })
         };

@@ -193,10 +193,14 @@ impl RestAdapter {
             .flatten()
             .collect(),
         };
-        let mut orders = Vec::new();
-        for read in reads {
-            orders.extend(self.read_orders(op, read, &params).await?.iter().cloned());
-        }
+        // Open and closed queries are independent: a slow DMS answers both at once.
+        let answers = futures::future::try_join_all(
+            reads
+                .into_iter()
+                .map(|read| self.read_orders(op, read, &params)),
+        )
+        .await?;
+        let mut orders: Vec<RepairOrder> = answers.iter().flat_map(|a| a.iter().cloned()).collect();
         let tz = self.dealership.timezone;
         orders.retain(|ro| query.matches(ro, tz));
         Ok(orders)

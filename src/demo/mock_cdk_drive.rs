@@ -1,0 +1,197 @@
+//! CDK Drive-shaped repair-order queries for the demo: every query starts a
+//! long operation whose status is `received` on the first poll and `complete`
+//! on the next (answers advise polling again after a second), then the result
+//! is fetched once. The fixture's dates are moved so its orders are always
+//! recent: the newest opened order opens today.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use chrono::{Days, NaiveDate, Utc};
+use serde_json::{Value, json};
+
+const OPEN: &str = include_str!("../../wiremock-fixtures/cdk/repair-orders/result-open.json");
+const CLOSED: &str = include_str!("../../wiremock-fixtures/cdk/repair-orders/result-closed.json");
+const BASE: &str = "/cdk/drive/servicerepairorder/v1";
+/// The fixtures' "today".
+const FIXTURE_TODAY: NaiveDate = match NaiveDate::from_ymd_opt(2026, 11, 17) {
+    Some(d) => d,
+    None => panic!("a valid date"),
+};
+
+#[derive(Clone, Default)]
+struct Drive {
+    /// Operation id → (the result's records, status polls so far).
+    operations: Arc<Mutex<HashMap<String, (Vec<Value>, u32)>>>,
+}
+
+pub fn router(access_token: &'static str) -> Router {
+    Router::new()
+        .route(&format!("{BASE}/open"), get(start_open))
+        .route(&format!("{BASE}/closed/delta"), get(start_closed))
+        .route(
+            &format!("{BASE}/long-operations/{{id}}/status"),
+            get(status),
+        )
+        .route(
+            &format!("{BASE}/long-operations/{{id}}/result"),
+            get(result),
+        )
+        .with_state((Drive::default(), access_token))
+}
+
+type DriveState = State<(Drive, &'static str)>;
+
+fn authorized(headers: &HeaderMap, token: &str) -> bool {
+    let bearer = headers.get("authorization").and_then(|v| v.to_str().ok());
+    bearer == Some(&format!("Bearer {token}")) && headers.contains_key("subscription-id")
+}
+
+fn refused() -> Response {
+    let body = json!({ "code": "INVALID-TOKEN", "message": "The access token is invalid." });
+    (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response()
+}
+
+async fn start_open(State((drive, token)): DriveState, headers: HeaderMap) -> Response {
+    if !authorized(&headers, token) {
+        return refused();
+    }
+    start(&drive, records(OPEN))
+}
+
+async fn start_closed(
+    State((drive, token)): DriveState,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    if !authorized(&headers, token) {
+        return refused();
+    }
+    let day = |k: &str| {
+        query
+            .get(k)
+            .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+    };
+    let (Some(from), Some(to)) = (day("startDate"), day("endDate")) else {
+        let body =
+            json!({ "code": "INVALID-PARAMETER", "message": "startDate and endDate are required" });
+        return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
+    };
+    let closed = records(CLOSED)
+        .into_iter()
+        .filter(|r| {
+            r.get("closedDate")
+                .and_then(Value::as_str)
+                .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+                .is_some_and(|d| d >= from && d <= to)
+        })
+        .collect();
+    start(&drive, closed)
+}
+
+fn start(drive: &Drive, data: Vec<Value>) -> Response {
+    let id = format!("op-{}", uuid::Uuid::new_v4().simple());
+    if let Ok(mut ops) = drive.operations.lock() {
+        ops.insert(id.clone(), (data, 0));
+    }
+    (StatusCode::ACCEPTED, axum::Json(operation(&id, "received"))).into_response()
+}
+
+fn operation(id: &str, status: &str) -> Value {
+    let now = Utc::now().to_rfc3339();
+    json!({
+        "operationId": id, "status": status, "receivedDateTime": now, "updatedDateTime": now,
+        "checkStatusAfterSeconds": 1,
+        "_links": {
+            "status": { "href": format!("{BASE}/long-operations/{id}/status") },
+            "result": { "href": format!("{BASE}/long-operations/{id}/result") },
+        },
+    })
+}
+
+async fn status(
+    State((drive, token)): DriveState,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    if !authorized(&headers, token) {
+        return refused();
+    }
+    let polls = drive.operations.lock().ok().and_then(|mut ops| {
+        let (_, polls) = ops.get_mut(&id)?;
+        *polls += 1;
+        Some(*polls)
+    });
+    match polls {
+        Some(1) => axum::Json(operation(&id, "received")).into_response(),
+        Some(_) => axum::Json(operation(&id, "complete")).into_response(),
+        None => not_found(),
+    }
+}
+
+async fn result(
+    State((drive, token)): DriveState,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    if !authorized(&headers, token) {
+        return refused();
+    }
+    // A result is fetched once; the operation is forgotten after it.
+    let data = drive
+        .operations
+        .lock()
+        .ok()
+        .and_then(|mut ops| ops.remove(&id));
+    match data {
+        Some((data, polls)) if polls >= 2 => axum::Json(json!({ "data": data })).into_response(),
+        Some(_) => {
+            let body =
+                json!({ "code": "OPERATION-NOT-COMPLETE", "message": "Poll the status first." });
+            (StatusCode::CONFLICT, axum::Json(body)).into_response()
+        }
+        None => not_found(),
+    }
+}
+
+fn not_found() -> Response {
+    let body = json!({ "code": "NOT-FOUND", "message": "No such operation." });
+    (StatusCode::NOT_FOUND, axum::Json(body)).into_response()
+}
+
+/// The fixture's records with every date moved so `FIXTURE_TODAY` is today.
+fn records(fixture: &str) -> Vec<Value> {
+    let today = Utc::now().date_naive();
+    let shift = (today - FIXTURE_TODAY).num_days();
+    let mut data = serde_json::from_str::<Value>(fixture)
+        .ok()
+        .and_then(|v| v.get("data").and_then(Value::as_array).cloned())
+        .unwrap_or_default();
+    for record in &mut data {
+        for key in ["openDate", "promisedDate", "closedDate"] {
+            if let Some(Value::String(text)) = record.get_mut(key) {
+                let moved = NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                    .ok()
+                    .and_then(|d| shift_days(d, shift));
+                if let Some(d) = moved {
+                    *text = d.format("%Y-%m-%d").to_string();
+                }
+            }
+        }
+    }
+    data
+}
+
+fn shift_days(date: NaiveDate, days: i64) -> Option<NaiveDate> {
+    let magnitude = Days::new(days.unsigned_abs());
+    if days >= 0 {
+        date.checked_add_days(magnitude)
+    } else {
+        date.checked_sub_days(magnitude)
+    }
+}
