@@ -29,13 +29,14 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
+from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_fixtures import vin_check_char, vin_is_valid, write  # noqa: E402
 
 OUT = Path(__file__).resolve().parent.parent / "wiremock-fixtures"
-# The fixtures' dealership runs on US Central time (UTC-6 in November).
-OFFSET = dt.timezone(dt.timedelta(hours=-6))
+# The fixtures' dealership runs on US Central time (CDT until 1 November 2026).
+ZONE = ZoneInfo("America/Chicago")
 
 
 def vin(draft16: str) -> str:
@@ -87,7 +88,7 @@ class RepairOrder:
 
 
 def at(day: int, hh: int, mm: int, month: int = 11) -> dt.datetime:
-    return dt.datetime(2026, month, day, hh, mm, tzinfo=OFFSET)
+    return dt.datetime(2026, month, day, hh, mm, tzinfo=ZONE)
 
 
 CIVIC = vin("2HGFC2F5KH512345")

@@ -138,6 +138,7 @@ fn demo_config(upstream: &str) -> String {
         .replace("{crm_url}", upstream)
         .replace("{blackbook_url}", upstream)
         .replace("{xtime_url}", upstream)
+        .replace("{tekion_url}", upstream)
         .replace("{smtp_port}", "2525")
         .replace("{listen}", "127.0.0.1:8787")
 }
@@ -185,7 +186,7 @@ fn the_demo_template_is_ok() {
     assert!(
         outcome
             .stdout
-            .contains("OK (2 dealership(s), 6 upstream(s), 2 token(s))"),
+            .contains("OK (3 dealership(s), 7 upstream(s), 2 token(s))"),
         "{outcome:?}"
     );
     assert!(!outcome.stderr.contains("problem"), "{outcome:?}");
@@ -219,7 +220,7 @@ fn check_needs_no_network() {
         let outcome = check_with_env(&demo_config(upstream), &proxies);
         assert_eq!(outcome.code, 0, "{upstream}: {outcome:?}");
         assert!(
-            outcome.stdout.contains("OK (2 dealership(s)"),
+            outcome.stdout.contains("OK (3 dealership(s)"),
             "{upstream}: {outcome:?}"
         );
         assert!(

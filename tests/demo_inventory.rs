@@ -1,4 +1,4 @@
-//! The demo end to end: two dealerships from two kinds of upstream, through a real MCP client.
+//! The demo end to end: dealerships from different kinds of upstream, through a real MCP client.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -7,7 +7,7 @@ use common::*;
 use serde_json::json;
 
 #[tokio::test]
-async fn demo_serves_both_dealerships_to_the_group_token() {
+async fn demo_serves_every_dealership_to_the_group_token() {
     let bridge = demo().await;
     let client = connect(&bridge.url, Some("demo-token-group")).await;
     let list = ok(&call(&client, "dealership.list", json!({})).await);
@@ -17,8 +17,11 @@ async fn demo_serves_both_dealerships_to_the_group_token() {
         .iter()
         .map(|d| d["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["demo-cdk", "demo-feed"]);
-    for id in ids {
+    assert_eq!(ids, ["demo-cdk", "demo-feed", "demo-tekion"]);
+    // The service center sells nothing: it routes no inventory.
+    let domains = &list["items"][2]["domains"];
+    assert_eq!(domains, &json!(["repair_orders", "deals"]), "{list}");
+    for id in ["demo-cdk", "demo-feed"] {
         let page = ok(&call(
             &client,
             "inventory.search",

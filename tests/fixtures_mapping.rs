@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 use dms_bridge::adapters::catalog::{self, builtin_mapping, builtin_profile};
 use dms_bridge::adapters::feed::parse_rows;
-use dms_bridge::adapters::mapping::{MapContext, MappedUnit, VehicleMapping, map_vehicle};
+use dms_bridge::adapters::mapping::{
+    MapContext, MappedUnit, RoMapping, VehicleMapping, map_vehicle,
+};
 use dms_bridge::adapters::rest::profile::Profile;
 use dms_bridge::model::Vehicle;
 use serde_json::Value;
@@ -326,7 +328,16 @@ fn toml_stems(dir: &str) -> BTreeSet<String> {
 
 #[test]
 fn every_builtin_mapping_is_checked_against_a_fixture_and_matches_its_file() {
-    let tested: BTreeSet<&str> = ["cdk-inventory", "homenet-csv", "google-vehicle-listings"].into();
+    // Repair-order mappings are checked against their fixtures in repair_order_mappings.rs.
+    let tested: BTreeSet<&str> = [
+        "cdk-inventory",
+        "homenet-csv",
+        "google-vehicle-listings",
+        "cdk-repair-orders",
+        "tekion-repair-orders",
+        "opentrack-repair-orders",
+    ]
+    .into();
     let builtins: BTreeSet<&str> = catalog::MAPPINGS.iter().copied().collect();
     assert_eq!(
         builtins, tested,
@@ -344,9 +355,15 @@ fn every_builtin_mapping_is_checked_against_a_fixture_and_matches_its_file() {
             Some(read(&format!("mappings/{name}.toml")).as_str()),
             "{name} embeds its file"
         );
+        let compiled_name = if name.ends_with("-repair-orders") {
+            RoMapping::from_toml(builtin_mapping(name).unwrap())
+                .unwrap()
+                .name
+        } else {
+            compile(name).name
+        };
         assert_eq!(
-            compile(name).name,
-            name,
+            compiled_name, name,
             "the file's name matches its catalog name"
         );
     }
@@ -375,7 +392,8 @@ fn every_builtin_profile_parses_and_names_a_builtin_mapping() {
         assert!(
             profile.inventory.is_some()
                 || profile.trade_value.is_some()
-                || profile.availability.is_some(),
+                || profile.availability.is_some()
+                || profile.repair_orders.is_some(),
             "{name} has no operation"
         );
         if let Some(inventory) = &profile.inventory {
@@ -386,6 +404,11 @@ fn every_builtin_profile_parses_and_names_a_builtin_mapping() {
                 catalog::MAPPINGS
             );
             compile(&inventory.mapping);
+        }
+        if let Some(ros) = &profile.repair_orders {
+            let text = builtin_mapping(&ros.mapping)
+                .unwrap_or_else(|| panic!("{name}'s repair-order mapping is a built-in"));
+            RoMapping::from_toml(text).unwrap_or_else(|e| panic!("{}: {e:?}", ros.mapping));
         }
     }
     assert_eq!(builtin_profile("no-such-profile"), None);

@@ -24,10 +24,12 @@ const FIXTURE_TODAY: NaiveDate = match NaiveDate::from_ymd_opt(2026, 11, 17) {
     None => panic!("a valid date"),
 };
 
+/// A started query: the records its result will hold, and status polls so far.
+type Operation = (Vec<Value>, u32);
+
 #[derive(Clone, Default)]
 struct Drive {
-    /// Operation id → (the result's records, status polls so far).
-    operations: Arc<Mutex<HashMap<String, (Vec<Value>, u32)>>>,
+    operations: Arc<Mutex<HashMap<String, Operation>>>,
 }
 
 pub fn router(access_token: &'static str) -> Router {

@@ -9,6 +9,7 @@ mod mock_cdk_drive;
 pub mod mock_crm;
 pub mod mock_feed;
 pub mod mock_smtp;
+pub mod mock_tekion;
 pub mod mock_xtime;
 
 use std::collections::BTreeMap;
@@ -42,6 +43,8 @@ pub struct MockUpstreams {
     pub blackbook_url: String,
     /// An Xtime-shaped service scheduler (demo-cdk's service department).
     pub xtime_url: String,
+    /// A Tekion-shaped DMS (demo-tekion's repair orders).
+    pub tekion_url: String,
 }
 
 /// Starts the mock upstreams on ephemeral loopback ports.
@@ -68,6 +71,7 @@ pub async fn start_mocks(
     let crm_url = serve(router, cancel.child_token()).await?;
     let blackbook_url = serve(mock_blackbook::router(), cancel.child_token()).await?;
     let xtime_url = serve(mock_xtime::router(), cancel.child_token()).await?;
+    let tekion_url = serve(mock_tekion::router(), cancel.child_token()).await?;
     Ok(MockUpstreams {
         cdk_url,
         feed_url,
@@ -77,6 +81,7 @@ pub async fn start_mocks(
         smtp,
         blackbook_url,
         xtime_url,
+        tekion_url,
     })
 }
 
@@ -105,6 +110,7 @@ pub fn render(mocks: &MockUpstreams, listen: SocketAddr) -> String {
         .replace("{crm_url}", &mocks.crm_url)
         .replace("{blackbook_url}", &mocks.blackbook_url)
         .replace("{xtime_url}", &mocks.xtime_url)
+        .replace("{tekion_url}", &mocks.tekion_url)
         .replace("{smtp_port}", &mocks.smtp.addr().port().to_string())
         .replace("{listen}", &listen.to_string())
 }

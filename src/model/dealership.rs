@@ -69,7 +69,8 @@ pub enum Domain {
     Inventory,
     Leads,
     Service,
-    /// Repair orders in the DMS; often a different system than the scheduler.
+    // Repair orders live in the DMS, often a different system than the
+    // scheduler. (A plain comment: a doc comment would turn the schema's enum into oneOf.)
     RepairOrders,
     Deals,
 }
