@@ -181,48 +181,29 @@ fn build_dealership(
         region: d.address.region.clone(),
     };
     let mut routes = BTreeMap::new();
+    // One adapter per upstream and dealership, shared by the domains routed to
+    // it: one token cache, one feed refresher, and each problem reported once.
+    let mut adapters: BTreeMap<&str, Option<Arc<Adapter>>> = BTreeMap::new();
     for (domain, upstream_id) in &d.routes {
-        let at = format!("upstreams.{upstream_id}");
-        let (Some(upstream), Some(policy)) =
-            (config.upstreams.get(upstream_id), policies.get(upstream_id))
-        else {
+        let adapter = adapters.entry(upstream_id.as_str()).or_insert_with(|| {
+            build_adapter(config, upstream_id, &context, base, policies, feeds, errors)
+        });
+        let Some(adapter) = adapter else {
             continue;
         };
-        let instance = UpstreamInstance {
-            name: upstream_id,
-            policy: policy.clone(),
-        };
-        let built = match upstream {
-            UpstreamConfig::Rest(rest) => {
-                RestAdapter::build(&instance, context.clone(), rest, base)
-                    .map(|a| Adapter::Rest(Box::new(a)))
-            }
-            UpstreamConfig::Feed(feed) => {
-                FeedAdapter::build(&instance, context.clone(), feed, base).map(|f| {
-                    feeds.push(f.clone());
-                    Adapter::Feed(f)
-                })
-            }
-            UpstreamConfig::AdfHttp(http) => AdfSink::http(&instance, http, base).map(Adapter::Adf),
-            UpstreamConfig::AdfEmail(email) => {
-                AdfSink::email(&instance, email, base).map(Adapter::Adf)
-            }
-        };
-        match built {
-            Ok(adapter) if adapter.domains().contains(domain) => {
-                routes.insert(
-                    *domain,
-                    Route {
-                        upstream: upstream_id.clone(),
-                        adapter: Arc::new(adapter),
-                    },
-                );
-            }
-            Ok(_) => errors.push(ConfigError::new(
+        if adapter.domains().contains(domain) {
+            routes.insert(
+                *domain,
+                Route {
+                    upstream: upstream_id.clone(),
+                    adapter: adapter.clone(),
+                },
+            );
+        } else {
+            errors.push(ConfigError::new(
                 format!("dealerships[{index}].routes.{}", domain.as_str()),
                 format!("upstream {upstream_id:?} has no operations for this domain"),
-            )),
-            Err(problems) => errors.extend(problems.into_iter().map(|p| located(&at, &p))),
+            ));
         }
     }
     let profile = DealershipProfile {
@@ -292,4 +273,40 @@ fn build_auth(config: &Config, base: &Path, errors: &mut Vec<ConfigError>) -> Au
         .map(|d| d.id.clone())
         .collect();
     Authenticator::new(tokens, anonymous)
+}
+
+/// Builds one upstream for one dealership; problems go to `errors`.
+fn build_adapter(
+    config: &Config,
+    upstream_id: &str,
+    context: &DealershipContext,
+    base: &Path,
+    policies: &BTreeMap<String, Arc<UpstreamPolicy>>,
+    feeds: &mut Vec<FeedAdapter>,
+    errors: &mut Vec<ConfigError>,
+) -> Option<Arc<Adapter>> {
+    let (upstream, policy) = (
+        config.upstreams.get(upstream_id)?,
+        policies.get(upstream_id)?,
+    );
+    let instance = UpstreamInstance {
+        name: upstream_id,
+        policy: policy.clone(),
+    };
+    let built = match upstream {
+        UpstreamConfig::Rest(rest) => RestAdapter::build(&instance, context.clone(), rest, base)
+            .map(|a| Adapter::Rest(Box::new(a))),
+        UpstreamConfig::Feed(feed) => FeedAdapter::build(&instance, context.clone(), feed, base)
+            .map(|f| {
+                feeds.push(f.clone());
+                Adapter::Feed(f)
+            }),
+        UpstreamConfig::AdfHttp(http) => AdfSink::http(&instance, http, base).map(Adapter::Adf),
+        UpstreamConfig::AdfEmail(email) => AdfSink::email(&instance, email, base).map(Adapter::Adf),
+    };
+    let at = format!("upstreams.{upstream_id}");
+    built
+        .map(Arc::new)
+        .map_err(|problems| errors.extend(problems.into_iter().map(|p| located(&at, &p))))
+        .ok()
 }

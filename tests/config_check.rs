@@ -607,3 +607,30 @@ timeout = "2s"
         ],
     );
 }
+
+#[test]
+fn an_upstream_serving_two_domains_is_built_and_reported_once() {
+    let toml = format!(
+        r#"
+[[dealerships]]
+id = "acme"
+name = "Acme Motors"
+timezone = "America/Chicago"
+{ADDRESS}
+routes = {{ inventory = "cdk", repair_orders = "cdk" }}
+
+[upstreams.cdk]
+kind = "rest"
+profile = "cdk-fortellis"
+base_url = "http://127.0.0.1:1/cdk"
+token_url = "http://127.0.0.1:1/token"
+client_id = {{ env = "SOME_UNSET_VAR_XYZ" }}
+client_secret = {{ value = "secret" }}
+vars = {{ subscription_id = "sub" }}
+"#
+    );
+    assert_problems(
+        &check(&toml),
+        &[("upstreams.cdk.client_id", "SOME_UNSET_VAR_XYZ")],
+    );
+}

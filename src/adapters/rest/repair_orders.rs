@@ -40,8 +40,9 @@ pub(super) struct RepairOrdersOp {
     closed: Option<RoRead>,
     get: Option<RoRead>,
     lookback_days: u32,
-    /// Recent answers by read and parameters; concurrent identical reads share one.
-    recent: moka::future::Cache<String, Arc<Vec<RepairOrder>>>,
+    /// Recent answers by read and parameters; concurrent identical reads share
+    /// one. `None` when the profile keeps nothing.
+    recent: Option<moka::future::Cache<String, Arc<Vec<RepairOrder>>>>,
 }
 
 struct RoRead {
@@ -98,10 +99,12 @@ pub(super) fn compile(
         get: read("get", &spec.get),
         mapping: mapping?,
         lookback_days: spec.closed_lookback_days,
-        recent: moka::future::Cache::builder()
-            .max_capacity(64)
-            .time_to_live(Duration::from_secs(spec.keep_seconds))
-            .build(),
+        recent: (spec.keep_seconds > 0).then(|| {
+            moka::future::Cache::builder()
+                .max_capacity(64)
+                .time_to_live(Duration::from_secs(spec.keep_seconds))
+                .build()
+        }),
     };
     if spec.all.is_none() && spec.open.is_none() && spec.closed.is_none() {
         errors.push("profile repair_orders: give `all`, or `open` and/or `closed`".into());
@@ -272,15 +275,17 @@ impl RestAdapter {
         read: &RoRead,
         params: &BTreeMap<String, String>,
     ) -> Result<Arc<Vec<RepairOrder>>, AdapterError> {
+        let fetch = async { self.fetch_orders(op, read, params).await.map(Arc::new) };
+        let Some(recent) = &op.recent else {
+            return fetch.await;
+        };
         let key = format!(
             "{}:{}",
             read.name,
             serde_json::to_string(params).unwrap_or_default()
         );
-        op.recent
-            .try_get_with(key, async {
-                self.fetch_orders(op, read, params).await.map(Arc::new)
-            })
+        recent
+            .try_get_with(key, fetch)
             .await
             .map_err(|e| (*e).clone())
     }
