@@ -19,7 +19,9 @@ use std::sync::Arc;
 
 pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
 pub use error::AdapterError;
-pub use service::{ServiceItem, Slot, SlotRequest};
+pub use service::{
+    BookedStatus, Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest,
+};
 pub use snapshot::{InventorySnapshot, Lookup, SoldUnit, UnitRef};
 pub use valuation::{TradeValueRequest, Valuation};
 
@@ -71,6 +73,22 @@ pub trait UpstreamAdapter {
         &self,
         _request: &SlotRequest<'_>,
     ) -> impl Future<Output = Result<Vec<Slot>, AdapterError>> + Send {
+        async { Err(AdapterError::Unsupported) }
+    }
+
+    /// Books a service appointment (one attempt: a booking is not retried blindly).
+    fn book_appointment(
+        &self,
+        _request: &BookingRequest<'_>,
+    ) -> impl Future<Output = Result<Booking, AdapterError>> + Send {
+        async { Err(AdapterError::Unsupported) }
+    }
+
+    /// Cancels a service appointment.
+    fn cancel_appointment(
+        &self,
+        _request: &CancelRequest<'_>,
+    ) -> impl Future<Output = Result<(), AdapterError>> + Send {
         async { Err(AdapterError::Unsupported) }
     }
 
@@ -154,6 +172,23 @@ impl UpstreamAdapter for Adapter {
     async fn service_slots(&self, request: &SlotRequest<'_>) -> Result<Vec<Slot>, AdapterError> {
         match self {
             Self::Rest(a) => a.service_slots(request).await,
+            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+        }
+    }
+
+    async fn book_appointment(
+        &self,
+        request: &BookingRequest<'_>,
+    ) -> Result<Booking, AdapterError> {
+        match self {
+            Self::Rest(a) => a.book_appointment(request).await,
+            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+        }
+    }
+
+    async fn cancel_appointment(&self, request: &CancelRequest<'_>) -> Result<(), AdapterError> {
+        match self {
+            Self::Rest(a) => a.cancel_appointment(request).await,
             Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
         }
     }

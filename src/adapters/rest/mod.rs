@@ -2,11 +2,13 @@
 //! plus a field mapping (`mappings/*.toml`) drive every request.
 
 mod auth;
+mod body;
 mod fetch;
 pub mod profile;
 pub mod records;
 pub mod template;
 mod valuation;
+mod write;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,7 +23,7 @@ use self::template::{Template, TemplateContext};
 use super::flight::Flight;
 use super::mapping::{ValuePath, VehicleMapping};
 use super::resilience::UpstreamPolicy;
-use super::service::{ServiceItem, Slot, SlotRequest};
+use super::service::{Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest};
 use super::valuation::{TradeValueRequest, Valuation};
 use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance, catalog};
 use crate::config::{RestUpstreamConfig, resolve_secret};
@@ -53,6 +55,8 @@ pub struct RestAdapter {
     trade_value: Option<valuation::TradeValueOp>,
     service_menu: Option<records::RecordsOp>,
     availability: Option<records::RecordsOp>,
+    book_appointment: Option<write::WriteOp>,
+    cancel_appointment: Option<write::WriteOp>,
     dealership: DealershipContext,
     /// Concurrent inventory reads share one upstream request.
     flight: Flight,
@@ -166,6 +170,14 @@ impl RestAdapter {
                 &mut errors,
             )
         });
+        let book_appointment = profile
+            .book_appointment
+            .as_ref()
+            .and_then(|spec| write::compile(&write::BOOK, spec, &ctx, &mut errors));
+        let cancel_appointment = profile
+            .cancel_appointment
+            .as_ref()
+            .and_then(|spec| write::compile(&write::CANCEL, spec, &ctx, &mut errors));
         let auth = build_auth(&profile.auth, config, client_id, client_secret, &mut errors);
         let compiled_errors = compile_errors(&profile.errors, &mut errors);
         if profile.domains.contains(&Domain::Inventory) && profile.inventory.is_none() {
@@ -205,6 +217,8 @@ impl RestAdapter {
             trade_value,
             service_menu,
             availability,
+            book_appointment,
+            cancel_appointment,
             dealership,
             flight: Flight::default(),
         })
@@ -412,5 +426,24 @@ impl UpstreamAdapter for RestAdapter {
             tracing::warn!(profile = %self.profile_name, unreadable, "Skipped slots whose start the bridge cannot read.");
         }
         Ok(slots)
+    }
+
+    async fn book_appointment(
+        &self,
+        request: &BookingRequest<'_>,
+    ) -> Result<Booking, AdapterError> {
+        let op = self
+            .book_appointment
+            .as_ref()
+            .ok_or(AdapterError::Unsupported)?;
+        self.book(op, request).await
+    }
+
+    async fn cancel_appointment(&self, request: &CancelRequest<'_>) -> Result<(), AdapterError> {
+        let op = self
+            .cancel_appointment
+            .as_ref()
+            .ok_or(AdapterError::Unsupported)?;
+        self.cancel(op, request).await
     }
 }
