@@ -631,7 +631,34 @@ fn tool_calls() -> Vec<(&'static str, Value)> {
             "leads.list",
             json!({ "dealership_id": "acme", "cursor": pii_text() }),
         ),
+        ("service.book_appointment", pii_booking()),
+        ("service.book_appointment", {
+            let mut booking = pii_booking();
+            booking["customer"]["phone"] = json!(PHONE_US);
+            booking["consent"]["scope"] = json!([NAME]);
+            booking["start"] = json!(STREET);
+            booking
+        }),
+        (
+            "service.cancel_appointment",
+            json!({ "dealership_id": "acme", "appointment_id": EMAIL, "reason": pii_text() }),
+        ),
     ]
+}
+
+/// A booking whose every customer field is a sentinel.
+fn pii_booking() -> Value {
+    json!({
+        "dealership_id": "acme", "service_codes": ["01LOF"], "year": 2019, "make": "Honda", "model": "Civic",
+        "start": "2030-01-07T09:30:00-06:00",
+        "customer": { "first_name": "Zelda", "last_name": "Quisenberry", "email": EMAIL, "phone": PHONE_E164 },
+        "consent": {
+            "granted_at": "2026-01-01T00:00:00Z", "allowed_channels": ["email", "phone"],
+            "consent_text": format!("I, {NAME}, agree."), "scope": ["service_appointment"]
+        },
+        "comment": pii_text(),
+        "idempotency_key": EMAIL
+    })
 }
 
 /// A valid lead whose every customer field is a sentinel.

@@ -23,6 +23,9 @@ pub enum ErrorCode {
     LeadsIdempotencyConflict,
     LeadsLeadNotFound,
     DealsTradeValueUnavailable,
+    ServiceSlotUnavailable,
+    ServiceAppointmentNotFound,
+    ServiceIdempotencyConflict,
     UpstreamUnavailable,
     UpstreamTimeout,
     UpstreamRejected,
@@ -32,7 +35,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 22] = [
         Self::AuthUnauthorized,
         Self::AuthForbidden,
         Self::RequestInvalidArguments,
@@ -46,6 +49,9 @@ impl ErrorCode {
         Self::LeadsIdempotencyConflict,
         Self::LeadsLeadNotFound,
         Self::DealsTradeValueUnavailable,
+        Self::ServiceSlotUnavailable,
+        Self::ServiceAppointmentNotFound,
+        Self::ServiceIdempotencyConflict,
         Self::UpstreamUnavailable,
         Self::UpstreamTimeout,
         Self::UpstreamRejected,
@@ -69,6 +75,9 @@ impl ErrorCode {
             Self::LeadsIdempotencyConflict => "leads.idempotency_conflict",
             Self::LeadsLeadNotFound => "leads.lead_not_found",
             Self::DealsTradeValueUnavailable => "deals.trade_value_unavailable",
+            Self::ServiceSlotUnavailable => "service.slot_unavailable",
+            Self::ServiceAppointmentNotFound => "service.appointment_not_found",
+            Self::ServiceIdempotencyConflict => "service.idempotency_conflict",
             Self::UpstreamUnavailable => "upstream.unavailable",
             Self::UpstreamTimeout => "upstream.timeout",
             Self::UpstreamRejected => "upstream.rejected",

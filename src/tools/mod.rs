@@ -20,7 +20,7 @@ use crate::model::Domain;
 
 /// Version of the public tool contract (TOOLSET.md). Bump the major on any
 /// breaking change to names, schemas or error codes.
-pub const TOOLSET_VERSION: &str = "1.3.0";
+pub const TOOLSET_VERSION: &str = "1.4.0";
 
 /// Every tool the bridge can serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,10 +35,12 @@ pub enum ToolId {
     LeadsList,
     DealsRequestTradeValue,
     ServiceCheckAvailability,
+    ServiceBookAppointment,
+    ServiceCancelAppointment,
 }
 
 impl ToolId {
-    pub const ALL: [ToolId; 10] = [
+    pub const ALL: [ToolId; 12] = [
         Self::DealershipList,
         Self::DealershipGet,
         Self::InventorySearch,
@@ -49,6 +51,8 @@ impl ToolId {
         Self::LeadsList,
         Self::DealsRequestTradeValue,
         Self::ServiceCheckAvailability,
+        Self::ServiceBookAppointment,
+        Self::ServiceCancelAppointment,
     ];
 
     pub fn name(self) -> &'static str {
@@ -63,6 +67,8 @@ impl ToolId {
             Self::LeadsList => "leads.list",
             Self::DealsRequestTradeValue => "deals.request_trade_value",
             Self::ServiceCheckAvailability => "service.check_availability",
+            Self::ServiceBookAppointment => "service.book_appointment",
+            Self::ServiceCancelAppointment => "service.cancel_appointment",
         }
     }
 
@@ -79,7 +85,9 @@ impl ToolId {
             }
             Self::LeadsCreate | Self::LeadsGet | Self::LeadsList => Some(Domain::Leads),
             Self::DealsRequestTradeValue => Some(Domain::Deals),
-            Self::ServiceCheckAvailability => Some(Domain::Service),
+            Self::ServiceCheckAvailability
+            | Self::ServiceBookAppointment
+            | Self::ServiceCancelAppointment => Some(Domain::Service),
         }
     }
 
@@ -101,7 +109,9 @@ impl ToolId {
     /// The quota class.
     pub fn class(self) -> ToolClass {
         match self {
-            Self::LeadsCreate => ToolClass::Write,
+            Self::LeadsCreate | Self::ServiceBookAppointment | Self::ServiceCancelAppointment => {
+                ToolClass::Write
+            }
             _ => ToolClass::Read,
         }
     }
@@ -128,6 +138,8 @@ impl ToolId {
             Self::LeadsList => "List leads taken through the bridge",
             Self::DealsRequestTradeValue => "Estimate a trade-in's value",
             Self::ServiceCheckAvailability => "Find open service appointment slots",
+            Self::ServiceBookAppointment => "Book a service appointment",
+            Self::ServiceCancelAppointment => "Cancel a service appointment",
         }
     }
 
@@ -163,14 +175,22 @@ impl ToolId {
             Self::ServiceCheckAvailability => {
                 "List open service appointment slots at a dealership for one or more service codes (from its service menu) and the customer's vehicle (vin, vehicle_id, or year/make/model), between two dates (YYYY-MM-DD, inclusive, in the dealership's time zone, up to 31 days). Slot times are RFC 3339 with the dealership's offset, earliest first. Unknown service codes are refused with the menu in details.service_menu. Checking does not hold a slot."
             }
+            Self::ServiceBookAppointment => {
+                "Book a service appointment in the dealership's scheduler: service codes from its menu, the customer's vehicle (vin, vehicle_id, or year/make/model), a start (RFC 3339 with offset, e.g. a start from service.check_availability), the customer (names, email and/or E.164 phone) and their consent (consent.scope [\"service_appointment\"]). Answers status booked or waitlisted with an appointment_id; proposed with proposed_times when the start is outside the service department's opening hours (nothing is booked); requested when the scheduler cannot book through the bridge and the request went to the dealership as a lead. A taken slot answers service.slot_unavailable with the next open slots. Pass an idempotency_key to make retries safe; dry_run validates and books nothing."
+            }
+            Self::ServiceCancelAppointment => {
+                "Cancel a service appointment by the appointment_id service.book_appointment answered; the slot is freed. Cancelling an already cancelled appointment succeeds again; an id the scheduler does not know answers service.appointment_not_found."
+            }
         }
     }
 
     pub fn annotations(self) -> ToolAnnotations {
         // Inventory tools reach into the dealer's systems (open world); dealership
         // profiles come from configuration and lead reads from the bridge's store.
-        // leads.create writes to the CRM: not idempotent unless the caller sends a key.
+        // leads.create and bookings write: not idempotent unless the caller sends
+        // a key. A cancellation destroys a booking, and repeating it changes nothing more.
         let write = self.class() == ToolClass::Write;
+        let cancel = self == Self::ServiceCancelAppointment;
         let open_world = matches!(
             self,
             Self::InventorySearch
@@ -179,11 +199,13 @@ impl ToolId {
                 | Self::LeadsCreate
                 | Self::DealsRequestTradeValue
                 | Self::ServiceCheckAvailability
+                | Self::ServiceBookAppointment
+                | Self::ServiceCancelAppointment
         );
         ToolAnnotations::with_title(self.title())
             .read_only(!write)
-            .destructive(false)
-            .idempotent(!write)
+            .destructive(cancel)
+            .idempotent(!write || cancel)
             .open_world(open_world)
     }
 
@@ -199,6 +221,8 @@ impl ToolId {
             Self::LeadsList => schema_of::<leads::ListArgs>(),
             Self::DealsRequestTradeValue => schema_of::<deals::TradeValueArgs>(),
             Self::ServiceCheckAvailability => schema_of::<service::AvailabilityArgs>(),
+            Self::ServiceBookAppointment => schema_of::<service::BookArgs>(),
+            Self::ServiceCancelAppointment => schema_of::<service::CancelArgs>(),
         }
     }
 
@@ -214,6 +238,8 @@ impl ToolId {
             Self::LeadsList => schema_of::<leads::ListResult>(),
             Self::DealsRequestTradeValue => schema_of::<deals::TradeValueResult>(),
             Self::ServiceCheckAvailability => schema_of::<service::AvailabilityResult>(),
+            Self::ServiceBookAppointment => schema_of::<service::BookResult>(),
+            Self::ServiceCancelAppointment => schema_of::<service::CancelResult>(),
         }
     }
 

@@ -2,9 +2,9 @@
 //! rules, committed to the store before the answer and delivered to the
 //! dealership's CRM as ADF by the outbox.
 
-mod appointment;
+pub(crate) mod appointment;
 mod args;
-mod consent;
+pub(crate) mod consent;
 mod create;
 mod list;
 mod view;
