@@ -103,30 +103,23 @@ fn at(day: NaiveDate, hh: u32, mm: u32) -> String {
         .to_rfc3339_opts(SecondsFormat::Secs, false)
 }
 
+/// A JSON answer with HTTP 200, as Xtime gives even its refusals.
+fn json_200(body: String) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_raw(body, "application/json")
+}
+
 async fn mount_xtime(server: &MockServer, days: [NaiveDate; 3]) {
-    Mock::given(method("POST"))
-        .and(path("/oauth2/token"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_raw(fixture("xtime/token.json"), "application/json"),
-        )
-        .mount(server)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/service/services"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_raw(fixture("xtime/services.json"), "application/json"),
-        )
-        .mount(server)
-        .await;
-    Mock::given(method("GET"))
-        .and(path(AVAILABILITY))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_raw(availabilities_on(days), "application/json"),
-        )
-        .mount(server)
-        .await;
+    for (verb, at, body) in [
+        ("POST", "/oauth2/token", fixture("xtime/token.json")),
+        ("GET", "/service/services", fixture("xtime/services.json")),
+        ("GET", AVAILABILITY, availabilities_on(days)),
+    ] {
+        Mock::given(method(verb))
+            .and(path(at))
+            .respond_with(json_200(body))
+            .mount(server)
+            .await;
+    }
 }
 
 /// The scheduler answers bookings with the fixture `answer`.
@@ -136,10 +129,7 @@ async fn mount_booking(server: &MockServer, answer: &str) {
         .and(header("x-api-key", "xt-key"))
         .and(header("authorization", "Bearer demo-xtime-token"))
         .and(query_param("dealerCode", "ACME01"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_raw(fixture(&format!("xtime/{answer}")), "application/json"),
-        )
+        .respond_with(json_200(fixture(&format!("xtime/{answer}"))))
         .mount(server)
         .await;
 }
@@ -190,6 +180,23 @@ fn assert_no_customer_data(text: &str, place: &str) {
     }
 }
 
+/// A wiremock Xtime (answering bookings with the fixture `answer`), a bridge
+/// without retries or cache in front of it, and a client.
+async fn harness(
+    answer: Option<&str>,
+) -> (MockServer, common::Bridge, common::Client, [NaiveDate; 3]) {
+    let (server, bridge, days) = setup(NO_RETRIES, "enabled = false").await;
+    if let Some(answer) = answer {
+        mount_booking(&server, answer).await;
+    }
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    (server, bridge, client, days)
+}
+
+async fn book(client: &common::Client, args: Value) -> rmcp::model::CallToolResult {
+    call(client, "service.book_appointment", args).await
+}
+
 /// Starts a wiremock Xtime and a bridge in front of it.
 async fn setup(resilience: &str, cache: &str) -> (MockServer, common::Bridge, [NaiveDate; 3]) {
     logs();
@@ -202,11 +209,9 @@ async fn setup(resilience: &str, cache: &str) -> (MockServer, common::Bridge, [N
 
 #[tokio::test]
 async fn a_booking_sends_the_vendor_body_and_answers_booked() {
-    let (server, bridge, days) = setup(NO_RETRIES, "enabled = false").await;
-    mount_booking(&server, "booking-ok.json").await;
-    let client = connect(&bridge.url, Some("agent-token")).await;
+    let (server, _bridge, client, days) = harness(Some("booking-ok.json")).await;
     let start = at(days[0], 9, 30);
-    let result = ok(&call(&client, "service.book_appointment", booking(&start)).await);
+    let result = ok(&book(&client, booking(&start)).await);
     assert_eq!(result["status"], "booked");
     assert_eq!(result["appointment_id"], "XT-7001");
     assert_eq!(result["start"], start);
@@ -248,13 +253,11 @@ async fn a_booking_sends_the_vendor_body_and_answers_booked() {
 
 #[tokio::test]
 async fn a_waitlist_answer_is_waitlisted_and_empty_optionals_stay_out_of_the_body() {
-    let (server, bridge, days) = setup(NO_RETRIES, "enabled = false").await;
-    mount_booking(&server, "booking-waitlist.json").await;
-    let client = connect(&bridge.url, Some("agent-token")).await;
+    let (server, _bridge, client, days) = harness(Some("booking-waitlist.json")).await;
     let mut args = booking(&at(days[1], 8, 0));
     args["customer"].as_object_mut().unwrap().remove("phone");
     args.as_object_mut().unwrap().remove("comment");
-    let result = ok(&call(&client, "service.book_appointment", args).await);
+    let result = ok(&book(&client, args).await);
     assert_eq!(result["status"], "waitlisted");
     assert_eq!(result["appointment_id"], "XT-7002");
     let body: Value =
@@ -267,15 +270,8 @@ async fn a_waitlist_answer_is_waitlisted_and_empty_optionals_stay_out_of_the_bod
 
 #[tokio::test]
 async fn a_taken_slot_is_slot_unavailable_with_open_slots_to_offer() {
-    let (server, bridge, days) = setup(NO_RETRIES, "enabled = false").await;
-    mount_booking(&server, "error-slot-unavailable.json").await;
-    let client = connect(&bridge.url, Some("agent-token")).await;
-    let error = err(&call(
-        &client,
-        "service.book_appointment",
-        booking(&at(days[0], 9, 30)),
-    )
-    .await);
+    let (_server, _bridge, client, days) = harness(Some("error-slot-unavailable.json")).await;
+    let error = err(&book(&client, booking(&at(days[0], 9, 30))).await);
     assert_eq!(error["code"], "service.slot_unavailable");
     assert_eq!(error["retryable"], false);
     let slots = error["recovery"]["slots"].as_array().unwrap();
@@ -313,15 +309,8 @@ async fn a_taken_slot_is_slot_unavailable_with_open_slots_to_offer() {
 
 #[tokio::test]
 async fn a_start_outside_opening_hours_proposes_open_slots_without_booking() {
-    let (server, bridge, days) = setup(NO_RETRIES, "enabled = false").await;
-    mount_booking(&server, "booking-ok.json").await;
-    let client = connect(&bridge.url, Some("agent-token")).await;
-    let result = ok(&call(
-        &client,
-        "service.book_appointment",
-        booking(&at(days[0], 19, 0)),
-    )
-    .await);
+    let (server, _bridge, client, days) = harness(Some("booking-ok.json")).await;
+    let result = ok(&book(&client, booking(&at(days[0], 19, 0))).await);
     assert_eq!(result["status"], "proposed");
     assert!(result.get("appointment_id").is_none());
     let proposed: Vec<&str> = result["proposed_times"]
@@ -340,17 +329,16 @@ async fn a_start_outside_opening_hours_proposes_open_slots_without_booking() {
 
 #[tokio::test]
 async fn consent_is_required_scoped_to_service_appointments_and_checked_first() {
-    let (server, bridge, days) = setup(NO_RETRIES, "enabled = false").await;
-    let client = connect(&bridge.url, Some("agent-token")).await;
+    let (server, _bridge, client, days) = harness(None).await;
     let start = at(days[0], 9, 30);
     let mut missing = booking(&start);
     missing.as_object_mut().unwrap().remove("consent");
-    let error = err(&call(&client, "service.book_appointment", missing).await);
+    let error = err(&book(&client, missing).await);
     assert_eq!(error["code"], "leads.consent_required");
 
     let mut lead_scope = booking(&start);
     lead_scope["consent"] = consent("lead_submission");
-    let error = err(&call(&client, "service.book_appointment", lead_scope).await);
+    let error = err(&book(&client, lead_scope).await);
     assert_eq!(error["code"], "leads.invalid_consent");
     assert_eq!(
         error["details"]["expected_scope"],
@@ -364,7 +352,7 @@ async fn consent_is_required_scoped_to_service_appointments_and_checked_first() 
         .as_object_mut()
         .unwrap()
         .remove("phone");
-    let error = err(&call(&client, "service.book_appointment", phone_only).await);
+    let error = err(&book(&client, phone_only).await);
     assert_eq!(error["code"], "leads.consent_required");
     assert_no_customer_data(&error.to_string(), "a consent error");
     assert!(server.received_requests().await.unwrap().is_empty());
@@ -372,9 +360,7 @@ async fn consent_is_required_scoped_to_service_appointments_and_checked_first() 
 
 #[tokio::test]
 async fn bad_vins_past_starts_and_unknown_codes_are_refused_before_booking() {
-    let (server, bridge, days) = setup(NO_RETRIES, "enabled = false").await;
-    mount_booking(&server, "booking-ok.json").await;
-    let client = connect(&bridge.url, Some("agent-token")).await;
+    let (server, _bridge, client, days) = harness(Some("booking-ok.json")).await;
     let start = at(days[0], 9, 30);
     let mut bad_vin = booking(&start);
     bad_vin["vin"] = json!("1HGCM82633A004353");
@@ -383,13 +369,13 @@ async fn bad_vins_past_starts_and_unknown_codes_are_refused_before_booking() {
     let mut no_offset = booking(&start);
     no_offset["start"] = json!(format!("{}T09:30:00", days[0]));
     for (args, pointer) in [(bad_vin, "/vin"), (past, "/start"), (no_offset, "/start")] {
-        let error = err(&call(&client, "service.book_appointment", args).await);
+        let error = err(&book(&client, args).await);
         assert_eq!(error["code"], "request.invalid_arguments");
         assert_eq!(error["details"]["problems"][0]["pointer"], pointer);
     }
     let mut unknown = booking(&start);
     unknown["service_codes"] = json!(["01LOF", "99XYZ"]);
-    let error = err(&call(&client, "service.book_appointment", unknown).await);
+    let error = err(&book(&client, unknown).await);
     assert_eq!(error["code"], "request.invalid_arguments");
     assert_eq!(
         error["details"]["problems"][0]["pointer"],
@@ -401,23 +387,18 @@ async fn bad_vins_past_starts_and_unknown_codes_are_refused_before_booking() {
 
 #[tokio::test]
 async fn a_replay_calls_the_scheduler_once_and_a_changed_payload_conflicts() {
-    let (server, bridge, days) = setup(NO_RETRIES, "enabled = false").await;
-    mount_booking(&server, "booking-ok.json").await;
-    let client = connect(&bridge.url, Some("agent-token")).await;
+    let (server, _bridge, client, days) = harness(Some("booking-ok.json")).await;
     let mut args = booking(&at(days[0], 9, 30));
     args["idempotency_key"] = json!("bk-key-1");
-    let first = ok(&call(&client, "service.book_appointment", args.clone()).await);
-    let (a, b) = tokio::join!(
-        call(&client, "service.book_appointment", args.clone()),
-        call(&client, "service.book_appointment", args.clone())
-    );
+    let first = ok(&book(&client, args.clone()).await);
+    let (a, b) = tokio::join!(book(&client, args.clone()), book(&client, args.clone()));
     for again in [ok(&a), ok(&b)] {
         assert_eq!(again["replayed"], true);
         assert_eq!(again["appointment_id"], first["appointment_id"]);
     }
     assert_eq!(requests_to(&server, BOOKINGS).await.len(), 1);
     args["start"] = json!(at(days[0], 10, 0));
-    let error = err(&call(&client, "service.book_appointment", args).await);
+    let error = err(&book(&client, args).await);
     assert_eq!(error["code"], "service.idempotency_conflict");
     assert_eq!(error["retryable"], false);
     assert_eq!(requests_to(&server, BOOKINGS).await.len(), 1);
@@ -425,13 +406,11 @@ async fn a_replay_calls_the_scheduler_once_and_a_changed_payload_conflicts() {
 
 #[tokio::test]
 async fn a_dry_run_answers_the_booking_and_books_nothing() {
-    let (server, bridge, days) = setup(NO_RETRIES, "enabled = false").await;
-    mount_booking(&server, "booking-ok.json").await;
-    let client = connect(&bridge.url, Some("agent-token")).await;
+    let (server, _bridge, client, days) = harness(Some("booking-ok.json")).await;
     let mut args = booking(&at(days[0], 9, 30));
     args["dry_run"] = json!(true);
     args["idempotency_key"] = json!("dry-1");
-    let result = ok(&call(&client, "service.book_appointment", args.clone()).await);
+    let result = ok(&book(&client, args.clone()).await);
     assert_eq!(result["dry_run"], true);
     assert!(result.get("appointment_id").is_none());
     assert_eq!(
@@ -442,32 +421,25 @@ async fn a_dry_run_answers_the_booking_and_books_nothing() {
     assert!(requests_to(&server, BOOKINGS).await.is_empty());
     // Nothing was stored under the key: the real call books.
     args["dry_run"] = json!(false);
-    let real = ok(&call(&client, "service.book_appointment", args).await);
+    let real = ok(&book(&client, args).await);
     assert_eq!(real["status"], "booked");
     assert!(real.get("replayed").is_none());
 }
 
 #[tokio::test]
 async fn cancel_frees_the_appointment_and_an_unknown_id_is_not_found() {
-    let (server, bridge, _) = setup(NO_RETRIES, "enabled = false").await;
-    Mock::given(method("DELETE"))
-        .and(path(format!("{BOOKINGS}/XT-7001")))
-        .and(query_param("dealerCode", "ACME01"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_raw(fixture("xtime/cancel-ok.json"), "application/json"),
-        )
-        .mount(&server)
-        .await;
-    Mock::given(method("DELETE"))
-        .and(path(format!("{BOOKINGS}/XT-9999")))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(
-            fixture("xtime/error-appointment-not-found.json"),
-            "application/json",
-        ))
-        .mount(&server)
-        .await;
-    let client = connect(&bridge.url, Some("agent-token")).await;
+    let (server, _bridge, client, _) = harness(None).await;
+    for (id, answer) in [
+        ("XT-7001", "cancel-ok.json"),
+        ("XT-9999", "error-appointment-not-found.json"),
+    ] {
+        Mock::given(method("DELETE"))
+            .and(path(format!("{BOOKINGS}/{id}")))
+            .and(query_param("dealerCode", "ACME01"))
+            .respond_with(json_200(fixture(&format!("xtime/{answer}"))))
+            .mount(&server)
+            .await;
+    }
     let result = ok(&call(
         &client,
         "service.cancel_appointment",
@@ -514,12 +486,7 @@ async fn a_booking_drops_cached_availability() {
         1,
         "the second read is cached"
     );
-    ok(&call(
-        &client,
-        "service.book_appointment",
-        booking(&at(days[0], 9, 30)),
-    )
-    .await);
+    ok(&book(&client, booking(&at(days[0], 9, 30))).await);
     ok(&call(&client, "service.check_availability", check).await);
     assert_eq!(
         requests_to(&server, AVAILABILITY).await.len(),
@@ -607,10 +574,10 @@ async fn the_demo_books_and_cancels_for_real() {
     let mut args = booking(&before[0]);
     args["dealership_id"] = json!("demo-cdk");
     args["service_codes"] = json!(["01LOF"]);
-    let booked = ok(&call(&client, "service.book_appointment", args.clone()).await);
+    let booked = ok(&book(&client, args.clone()).await);
     assert_eq!(booked["status"], "booked");
     let id = booked["appointment_id"].as_str().unwrap().to_owned();
-    let taken = err(&call(&client, "service.book_appointment", args).await);
+    let taken = err(&book(&client, args).await);
     assert_eq!(taken["code"], "service.slot_unavailable");
     assert_ne!(taken["recovery"]["slots"][0]["start"], before[0]);
     let during = open(&ok(&call(
@@ -635,19 +602,12 @@ async fn the_demo_books_and_cancels_for_real() {
 #[tokio::test]
 async fn customer_data_never_reaches_the_logs() {
     let buffer = logs();
-    let (server, bridge, days) = setup(NO_RETRIES, "enabled = false").await;
-    mount_booking(&server, "error-slot-unavailable.json").await;
-    let client = connect(&bridge.url, Some("agent-token")).await;
-    err(&call(
-        &client,
-        "service.book_appointment",
-        booking(&at(days[0], 9, 30)),
-    )
-    .await);
+    let (_server, _bridge, client, days) = harness(Some("error-slot-unavailable.json")).await;
+    err(&book(&client, booking(&at(days[0], 9, 30))).await);
     let mut bad = booking(&at(days[0], 9, 30));
     bad["consent"]["scope"] = json!([FIRST]);
     bad["customer"]["email"] = json!(format!("{LAST} {EMAIL}"));
-    err(&call(&client, "service.book_appointment", bad).await);
+    err(&book(&client, bad).await);
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     let text = String::from_utf8_lossy(&buffer.lock().unwrap()).into_owned();
     assert!(text.contains("Tool call."), "the capture is empty");

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::vehicle::{ServiceCode, VehicleQuery, VehicleRef, check_vehicle};
 use crate::gateway::{Check, ToolArgs};
 use crate::tools::leads::ConsentGrant;
+use crate::tools::leads::check_contact;
 use crate::tools::leads::consent::{check_channels, check_grant};
 
 /// The consent scope of a service booking. AAP v1.x defines only
@@ -174,27 +175,12 @@ impl ToolArgs for BookArgs {
             Some(_) => {}
         }
         let c = &self.customer;
-        for (at, name) in [
-            ("/customer/first_name", &c.first_name),
-            ("/customer/last_name", &c.last_name),
-        ] {
-            if name.trim().is_empty() {
-                check.problems.push(at, "must not be blank");
-            }
-        }
-        if c.email.is_none() && c.phone.is_none() {
-            check.problems.push(
-                "/customer",
-                "give an email or a phone, so the dealership can confirm",
-            );
-        }
-        if let Some(e) = &c.email
-            && e.trim().parse::<lettre::Address>().is_err()
-        {
-            check
-                .problems
-                .push("/customer/email", "is not an e-mail address");
-        }
+        check_contact(
+            [&c.first_name, &c.last_name],
+            c.email.as_deref(),
+            c.phone.as_deref(),
+            check,
+        );
         let consent = check_grant(self.consent.as_ref(), BOOKING_SCOPE, now)
             .and_then(|grant| check_channels(grant, c.email.is_some(), c.phone.is_some(), None));
         if let Err(e) = consent {
