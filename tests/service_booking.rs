@@ -652,3 +652,100 @@ fn logs() -> Arc<Mutex<Vec<u8>>> {
         })
         .clone()
 }
+
+/// The xtime profile without its booking and cancelling operations: a
+/// scheduler that can only show availability.
+fn read_only_profile(dir: &std::path::Path) -> String {
+    let xtime =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/adapters/xtime.toml"))
+            .unwrap();
+    let (head, rest) = xtime.split_once("[book_appointment]").unwrap();
+    let errors = &rest[rest.find("[errors]").unwrap()..];
+    let file = dir.join("xtime-read-only.toml");
+    std::fs::write(&file, format!("{head}{errors}")).unwrap();
+    file.to_str().unwrap().to_owned()
+}
+
+/// A bridge whose scheduler cannot book; with `leads`, acme's leads go to an
+/// ADF intake on the same wiremock.
+async fn without_booking(leads: bool) -> (MockServer, common::Bridge, tempfile::TempDir) {
+    logs();
+    let server = MockServer::start().await;
+    mount_xtime(&server, weekdays_ahead()).await;
+    Mock::given(method("POST"))
+        .and(path("/adf/intake"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut toml = config(&server.uri(), NO_RETRIES, "enabled = false").replace(
+        "profile = \"xtime\"",
+        &format!("profile = '{}'", read_only_profile(dir.path())),
+    );
+    if leads {
+        toml = toml.replace(
+            "routes = { service = \"xt\" }",
+            "routes = { service = \"xt\", leads = \"crm\" }",
+        );
+        toml.push_str(&format!(
+            "\n[upstreams.crm]\nkind = \"adf_http\"\nurl = \"{}/adf/intake\"\ntimeout = \"1s\"\n",
+            server.uri()
+        ));
+    }
+    let bridge = with_config(&toml).await;
+    (server, bridge, dir)
+}
+
+#[tokio::test]
+async fn a_scheduler_that_cannot_book_hands_the_request_over_as_a_lead() {
+    let (server, bridge, _dir) = without_booking(true).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let days = weekdays_ahead();
+    let mut args = booking(&at(days[0], 9, 30));
+    args["idempotency_key"] = json!("lead-1");
+    let result = ok(&book(&client, args.clone()).await);
+    assert_eq!(result["status"], "requested");
+    assert!(result.get("appointment_id").is_none());
+    let lead_id = result["lead_id"].as_str().unwrap();
+    assert_no_customer_data(&result["message"].to_string(), "the message");
+    let again = ok(&book(&client, args).await);
+    assert_eq!(
+        (again["lead_id"].as_str(), &again["replayed"]),
+        (Some(lead_id), &json!(true))
+    );
+
+    let stored = bridge
+        .gateway
+        .leads()
+        .unwrap()
+        .get("acme", lead_id)
+        .await
+        .unwrap()
+        .unwrap();
+    let request: Value = serde_json::from_str(&stored.request).unwrap();
+    assert_eq!(request["appointment"]["appointment_type"], "service");
+    assert_eq!(request["appointment"]["appointment_at"], at(days[0], 9, 30));
+    assert!(
+        request["appointment"]["notes"]
+            .as_str()
+            .unwrap()
+            .contains("01LOF, 02ROT"),
+        "{request}"
+    );
+    let consent: Value = serde_json::from_str(&stored.consent).unwrap();
+    assert_eq!(
+        consent["scope"],
+        json!(["service_appointment"]),
+        "kept verbatim"
+    );
+    assert!(requests_to(&server, BOOKINGS).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_scheduler_that_cannot_book_and_no_lead_route_is_unsupported() {
+    let (_server, bridge, _dir) = without_booking(false).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let error = err(&book(&client, booking(&at(weekdays_ahead()[0], 9, 30))).await);
+    assert_eq!(error["code"], "capability.unsupported");
+    assert_eq!(error["retryable"], false);
+}

@@ -1,12 +1,14 @@
 //! `service.book_appointment`: check, then book through the dealership's
 //! scheduler. A start outside the service department's hours is never sent:
 //! the answer proposes open slots instead. A taken slot comes back as
-//! `service.slot_unavailable` with the next open slots to offer.
+//! `service.slot_unavailable` with the next open slots to offer. A scheduler
+//! that cannot book hands the request over as a lead (`fallback.rs`).
 
 use chrono::{DateTime, Duration, FixedOffset, Utc};
 use serde_json::{Value, json};
 
 use super::book_args::{BookArgs, BookResult, BookingPreview, BookingStatus};
+use super::fallback::request_as_lead;
 use super::slots::{local, lookahead, next_starts};
 use super::turns;
 use super::vehicle::{VehicleRef, check_codes, resolve_vehicle};
@@ -104,6 +106,10 @@ pub async fn book_appointment(ctx: ToolContext<'_>, args: BookArgs) -> Result<Va
             ctx.gateway
                 .invalidate(&dealership.profile.id, Domain::Service);
             return Err(slot_taken(&ctx, adapter, &args, &vehicle, &codes, start).await);
+        }
+        Err(AdapterError::Unsupported) => {
+            let base = answer.base(BookingStatus::Requested, String::new());
+            return request_as_lead(ctx, &args, &vehicle, &codes, base).await;
         }
         Err(e) => return Err(ctx.upstream_error()(e)),
     };
@@ -283,7 +289,7 @@ fn replay(answer: &str) -> Result<Value, ToolError> {
     to_json(result)
 }
 
-fn idempotency_conflict() -> ToolError {
+pub(super) fn idempotency_conflict() -> ToolError {
     ToolError::new(
         ErrorCode::ServiceIdempotencyConflict,
         "This idempotency_key was already used with a different booking; nothing was booked.",

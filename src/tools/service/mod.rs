@@ -6,6 +6,7 @@ mod availability;
 mod book;
 mod book_args;
 mod cancel;
+mod fallback;
 mod slots;
 mod turns;
 mod vehicle;
