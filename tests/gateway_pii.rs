@@ -407,7 +407,7 @@ id = "acme"
 name = "Acme Motors"
 timezone = "America/Chicago"
 address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-routes = {{ inventory = "up", leads = "crm" }}
+routes = {{ inventory = "up", leads = "crm", service = "xt" }}
 
 [[dealerships]]
 id = "other"
@@ -419,7 +419,7 @@ address = {{ line1 = "2 Side St", city = "Albany", region = "NY", postal_code = 
 name = "acme"
 secret = {{ value = "{TOKEN_SECRET}" }}
 dealerships = ["acme"]
-scopes = ["amcp:inventory:read", "amcp:leads:write", "amcp:leads:read"]
+scopes = ["amcp:inventory:read", "amcp:leads:write", "amcp:leads:read", "amcp:service:read", "amcp:service:write"]
 
 [[tokens]]
 name = "other"
@@ -525,7 +525,23 @@ async fn start(scenario: &Scenario, profile_dir: &std::path::Path) -> (MockServe
         "[upstreams.crm]\nkind = \"adf_http\"\nurl = \"{}{CRM_PATH}\"\ntimeout = \"1s\"\n",
         server.uri()
     );
-    let bridge = with_config(&config(&format!("{table}\n{crm}"))).await;
+    // Bookings meet the scenario's token endpoint, a menu, and a scheduler
+    // that refuses the booking itself (404, no body).
+    Mock::given(method("GET"))
+        .and(path("/xt/service/services"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(fixture("xtime/services.json"), "application/json"),
+        )
+        .mount(&server)
+        .await;
+    let xt = format!(
+        "[upstreams.xt]\nkind = \"rest\"\nprofile = \"xtime\"\nbase_url = \"{0}/xt\"\ntoken_url = \"{0}{TOKEN_PATH}\"\n\
+         client_id = {{ value = \"{CLIENT_ID}\" }}\nclient_secret = {{ value = \"{CLIENT_SECRET}\" }}\n\
+         secrets = {{ api_key = {{ value = \"{UPSTREAM_SECRET}\" }} }}\nvars = {{ dealer_code = \"D1\" }}\ntimeout = \"2s\"\n{RESILIENCE}\n",
+        server.uri()
+    );
+    let bridge = with_config(&config(&format!("{table}\n{crm}\n{xt}"))).await;
     (server, bridge)
 }
 
@@ -650,7 +666,7 @@ fn tool_calls() -> Vec<(&'static str, Value)> {
 fn pii_booking() -> Value {
     json!({
         "dealership_id": "acme", "service_codes": ["01LOF"], "year": 2019, "make": "Honda", "model": "Civic",
-        "start": "2030-01-07T09:30:00-06:00",
+        "start": (chrono::Utc::now() + chrono::Duration::days(30)).to_rfc3339(),
         "customer": { "first_name": "Zelda", "last_name": "Quisenberry", "email": EMAIL, "phone": PHONE_E164 },
         "consent": {
             "granted_at": "2026-01-01T00:00:00Z", "allowed_channels": ["email", "phone"],
@@ -782,6 +798,7 @@ async fn planted_pii_and_secrets_never_reach_a_caller_or_a_log() {
     let logs = log_buffer();
     let profile_dir = tempfile::tempdir().unwrap();
     let mut findings = Findings::default();
+    let mut bookings_sent = 0;
     tokio::time::timeout(BUDGET, async {
         for scenario in scenarios() {
             let (server, bridge) = start(&scenario, profile_dir.path()).await;
@@ -796,6 +813,10 @@ async fn planted_pii_and_secrets_never_reach_a_caller_or_a_log() {
             drive_raw(&bridge.url, &scenario.name, &mut findings).await;
             client.cancel().await.unwrap();
             let requests = server.received_requests().await.unwrap();
+            bookings_sent += requests
+                .iter()
+                .filter(|r| r.url.path() == "/xt/service/appointments-bookings")
+                .count();
             let fault_paths = [INVENTORY_PATH, TOKEN_PATH, FEED_PATH];
             assert!(
                 requests.iter().any(|r| fault_paths.contains(&r.url.path())),
@@ -807,6 +828,10 @@ async fn planted_pii_and_secrets_never_reach_a_caller_or_a_log() {
     })
     .await
     .expect("the test exceeded its time budget");
+    assert!(
+        bookings_sent > 0,
+        "no booking carrying planted PII reached the scheduler"
+    );
 
     // Give the audit writers and any trailing log lines a moment.
     tokio::time::sleep(Duration::from_millis(200)).await;

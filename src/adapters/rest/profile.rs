@@ -92,8 +92,9 @@ pub struct WriteSpec {
     /// Canonical answer field → path in the answer.
     #[serde(default)]
     pub answer: BTreeMap<String, String>,
-    /// Vendor status (at `answer.status`) → canonical status. Without a status
-    /// in the answer, a successful booking is `booked`.
+    /// Vendor status (at `answer.status`, matched regardless of case) →
+    /// canonical status. Without a status in the answer, a successful booking
+    /// is `booked`.
     #[serde(default)]
     pub statuses: BTreeMap<String, crate::adapters::BookedStatus>,
 }
