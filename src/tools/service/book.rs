@@ -5,14 +5,15 @@
 //! that cannot book hands the request over as a lead (`fallback.rs`).
 
 use chrono::{DateTime, Duration, FixedOffset, Utc};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::book_args::{BookArgs, BookResult, BookingPreview, BookingStatus};
 use super::fallback::request_as_lead;
+use super::recovery::slot_taken;
 use super::slots::{local, lookahead, next_starts};
 use super::turns;
-use super::vehicle::{VehicleRef, check_codes, resolve_vehicle};
-use crate::adapters::{Adapter, AdapterError, BookedStatus, BookingRequest, UpstreamAdapter};
+use super::vehicle::{check_codes, resolve_vehicle};
+use crate::adapters::{AdapterError, BookedStatus, BookingRequest, UpstreamAdapter};
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Dealership, ToolContext};
 use crate::model::Domain;
@@ -24,8 +25,6 @@ use crate::tools::to_json;
 const SLOT_MINUTES: i64 = 30;
 /// Alternatives offered with `proposed`.
 const PROPOSALS: usize = 3;
-/// Alternatives offered with `service.slot_unavailable`.
-const RECOVERY_SLOTS: usize = 5;
 
 pub async fn book_appointment(ctx: ToolContext<'_>, args: BookArgs) -> Result<Value, ToolError> {
     let dealership = ctx.dealership()?;
@@ -206,64 +205,6 @@ impl Answer<'_> {
             ..self.base(BookingStatus::Booked, message)
         }
     }
-}
-
-/// `service.slot_unavailable`, with the next open slots and a call that books the first.
-async fn slot_taken(
-    ctx: &ToolContext<'_>,
-    adapter: &Adapter,
-    args: &BookArgs,
-    vehicle: &VehicleRef,
-    codes: &[String],
-    start: DateTime<FixedOffset>,
-) -> ToolError {
-    let tz = ctx.dealership.map_or(chrono_tz::UTC, |d| d.timezone);
-    let (from, to) = lookahead(start, tz);
-    let slots = next_starts(
-        ctx,
-        adapter,
-        &vehicle.request(codes, from, to),
-        start,
-        RECOVERY_SLOTS,
-    )
-    .await;
-    let error = ToolError::new(
-        ErrorCode::ServiceSlotUnavailable,
-        "That time was taken before it could be booked; nothing was booked.",
-    );
-    // Only what names the slot and the vehicle: customer details stay out of errors.
-    let mut arguments = json!({ "dealership_id": args.dealership_id, "service_codes": codes });
-    let v = args.vehicle();
-    for (name, value) in [
-        ("vin", v.vin.map(Value::from)),
-        ("vehicle_id", v.vehicle_id.map(Value::from)),
-        ("year", v.year.map(Value::from)),
-        ("make", v.make.map(Value::from)),
-        ("model", v.model.map(Value::from)),
-    ] {
-        if let Some(value) = value {
-            arguments[name] = value;
-        }
-    }
-    let Some(first) = slots.first() else {
-        arguments["from"] = json!((to + Duration::days(1)).to_string());
-        arguments["to"] = json!((to + Duration::days(14)).to_string());
-        return error.with_next_tool_call(
-            "service.check_availability",
-            arguments,
-            "No open slots in the following week: look further ahead.",
-        );
-    };
-    arguments["start"] = json!(first.start);
-    let mut error = error.with_next_tool_call(
-        "service.book_appointment",
-        arguments,
-        "Offer the customer one of recovery.slots; book it with the same customer, consent and comment.",
-    );
-    if let Some(Value::Object(recovery)) = error.recovery.as_mut() {
-        recovery.insert("slots".into(), json!(slots));
-    }
-    error
 }
 
 /// The payload an idempotency key is bound to: every argument but `dry_run`.

@@ -7,6 +7,7 @@ mod book;
 mod book_args;
 mod cancel;
 mod fallback;
+mod recovery;
 mod slots;
 mod turns;
 mod vehicle;
