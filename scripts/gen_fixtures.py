@@ -1056,6 +1056,12 @@ Imitates Cox Automotive Xtime scheduling answers for a Central-time store:
   `appointmentDateTimeLocal` (`2026-12-01T07:30-0600`: minutes, offset without
   a colon), `durationMinutes`, `advisorId`.
 - `error-invalid-opcode.json`: an in-band error (`success: false`, HTTP 200).
+- `booking-ok.json`, `booking-waitlist.json`: answers to a booking
+  (`POST /service/appointments-bookings`), the second with a waiting-list
+  `status`.
+- `error-slot-unavailable.json`: the in-band answer when the slot was taken.
+- `cancel-ok.json`, `error-appointment-not-found.json`: answers to a
+  cancellation of a known and of an unknown appointment id.
 """
 
 
@@ -1153,6 +1159,13 @@ def render_xtime() -> dict[str, str]:
         "availabilities.json": small_json({"success": True, "availableAppointments": slots}),
         "error-invalid-opcode.json": small_json(
             {"success": False, "code": "INVALID_OPCODE", "message": "One or more opcodes are not valid for this dealer"}),
+        "booking-ok.json": small_json({"success": True, "appointmentId": "XT-7001"}),
+        "booking-waitlist.json": small_json({"success": True, "appointmentId": "XT-7002", "status": "WAITLIST"}),
+        "error-slot-unavailable.json": small_json(
+            {"success": False, "code": "SLOT_UNAVAILABLE", "message": "The requested time is no longer available"}),
+        "cancel-ok.json": small_json({"success": True, "appointmentId": "XT-7001"}),
+        "error-appointment-not-found.json": small_json(
+            {"success": False, "code": "APPOINTMENT_NOT_FOUND", "message": "No appointment with this id"}),
     }
 
 

@@ -87,6 +87,8 @@ async fn tools_list_shows_only_what_the_caller_can_use() {
         "leads.list",
         "deals.request_trade_value",
         "service.check_availability",
+        "service.book_appointment",
+        "service.cancel_appointment",
         "service.get_repair_order",
         "service.list_repair_orders",
     ];

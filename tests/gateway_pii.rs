@@ -407,7 +407,7 @@ id = "acme"
 name = "Acme Motors"
 timezone = "America/Chicago"
 address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-routes = {{ inventory = "up", leads = "crm" }}
+routes = {{ inventory = "up", leads = "crm", service = "xt" }}
 
 [[dealerships]]
 id = "other"
@@ -419,7 +419,7 @@ address = {{ line1 = "2 Side St", city = "Albany", region = "NY", postal_code = 
 name = "acme"
 secret = {{ value = "{TOKEN_SECRET}" }}
 dealerships = ["acme"]
-scopes = ["amcp:inventory:read", "amcp:leads:write", "amcp:leads:read"]
+scopes = ["amcp:inventory:read", "amcp:leads:write", "amcp:leads:read", "amcp:service:read", "amcp:service:write"]
 
 [[tokens]]
 name = "other"
@@ -525,7 +525,23 @@ async fn start(scenario: &Scenario, profile_dir: &std::path::Path) -> (MockServe
         "[upstreams.crm]\nkind = \"adf_http\"\nurl = \"{}{CRM_PATH}\"\ntimeout = \"1s\"\n",
         server.uri()
     );
-    let bridge = with_config(&config(&format!("{table}\n{crm}"))).await;
+    // Bookings meet the scenario's token endpoint, a menu, and a scheduler
+    // that refuses the booking itself (404, no body).
+    Mock::given(method("GET"))
+        .and(path("/xt/service/services"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(fixture("xtime/services.json"), "application/json"),
+        )
+        .mount(&server)
+        .await;
+    let xt = format!(
+        "[upstreams.xt]\nkind = \"rest\"\nprofile = \"xtime\"\nbase_url = \"{0}/xt\"\ntoken_url = \"{0}{TOKEN_PATH}\"\n\
+         client_id = {{ value = \"{CLIENT_ID}\" }}\nclient_secret = {{ value = \"{CLIENT_SECRET}\" }}\n\
+         secrets = {{ api_key = {{ value = \"{UPSTREAM_SECRET}\" }} }}\nvars = {{ dealer_code = \"D1\" }}\ntimeout = \"2s\"\n{RESILIENCE}\n",
+        server.uri()
+    );
+    let bridge = with_config(&config(&format!("{table}\n{crm}\n{xt}"))).await;
     (server, bridge)
 }
 
@@ -631,7 +647,34 @@ fn tool_calls() -> Vec<(&'static str, Value)> {
             "leads.list",
             json!({ "dealership_id": "acme", "cursor": pii_text() }),
         ),
+        ("service.book_appointment", pii_booking()),
+        ("service.book_appointment", {
+            let mut booking = pii_booking();
+            booking["customer"]["phone"] = json!(PHONE_US);
+            booking["consent"]["scope"] = json!([NAME]);
+            booking["start"] = json!(STREET);
+            booking
+        }),
+        (
+            "service.cancel_appointment",
+            json!({ "dealership_id": "acme", "appointment_id": EMAIL, "reason": pii_text() }),
+        ),
     ]
+}
+
+/// A booking whose every customer field is a sentinel.
+fn pii_booking() -> Value {
+    json!({
+        "dealership_id": "acme", "service_codes": ["01LOF"], "year": 2019, "make": "Honda", "model": "Civic",
+        "start": (chrono::Utc::now() + chrono::Duration::days(30)).to_rfc3339(),
+        "customer": { "first_name": "Zelda", "last_name": "Quisenberry", "email": EMAIL, "phone": PHONE_E164 },
+        "consent": {
+            "granted_at": "2026-01-01T00:00:00Z", "allowed_channels": ["email", "phone"],
+            "consent_text": format!("I, {NAME}, agree."), "scope": ["service_appointment"]
+        },
+        "comment": pii_text(),
+        "idempotency_key": EMAIL
+    })
 }
 
 /// A valid lead whose every customer field is a sentinel.
@@ -755,6 +798,7 @@ async fn planted_pii_and_secrets_never_reach_a_caller_or_a_log() {
     let logs = log_buffer();
     let profile_dir = tempfile::tempdir().unwrap();
     let mut findings = Findings::default();
+    let mut bookings_sent = 0;
     tokio::time::timeout(BUDGET, async {
         for scenario in scenarios() {
             let (server, bridge) = start(&scenario, profile_dir.path()).await;
@@ -769,6 +813,10 @@ async fn planted_pii_and_secrets_never_reach_a_caller_or_a_log() {
             drive_raw(&bridge.url, &scenario.name, &mut findings).await;
             client.cancel().await.unwrap();
             let requests = server.received_requests().await.unwrap();
+            bookings_sent += requests
+                .iter()
+                .filter(|r| r.url.path() == "/xt/service/appointments-bookings")
+                .count();
             let fault_paths = [INVENTORY_PATH, TOKEN_PATH, FEED_PATH];
             assert!(
                 requests.iter().any(|r| fault_paths.contains(&r.url.path())),
@@ -780,6 +828,10 @@ async fn planted_pii_and_secrets_never_reach_a_caller_or_a_log() {
     })
     .await
     .expect("the test exceeded its time budget");
+    assert!(
+        bookings_sent > 0,
+        "no booking carrying planted PII reached the scheduler"
+    );
 
     // Give the audit writers and any trailing log lines a moment.
     tokio::time::sleep(Duration::from_millis(200)).await;

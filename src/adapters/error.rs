@@ -31,6 +31,14 @@ pub enum AdapterError {
     /// The bridge's own quota for this upstream (the vendor's documented limit) is used up.
     #[error("upstream quota used up for {retry_after:?}")]
     QuotaExhausted { retry_after: Duration },
+    /// The scheduler says the slot asked for is taken (a vendor code the profile
+    /// classes `slot_unavailable`): the caller should pick another time.
+    #[error("upstream says the slot is taken")]
+    SlotUnavailable,
+    /// The upstream has no record with the id the caller gave (a vendor code
+    /// the profile classes `not_found`).
+    #[error("upstream has no such record")]
+    NotFound,
     /// This adapter does not serve the requested domain.
     #[error("not supported by this adapter")]
     Unsupported,
@@ -48,6 +56,8 @@ impl AdapterError {
             Self::InvalidResponse(_) => "invalid_response",
             Self::CircuitOpen { .. } => "circuit_open",
             Self::QuotaExhausted { .. } => "quota_exhausted",
+            Self::SlotUnavailable => "slot_unavailable",
+            Self::NotFound => "not_found",
             Self::Unsupported => "unsupported",
         }
     }

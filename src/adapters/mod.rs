@@ -21,7 +21,9 @@ use std::sync::Arc;
 pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
 pub use error::AdapterError;
 pub use repair_order::{RepairOrder, RoQuery, RoRef, RoStatus};
-pub use service::{ServiceItem, Slot, SlotRequest};
+pub use service::{
+    BookedStatus, Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest,
+};
 pub use snapshot::{InventorySnapshot, Lookup, SoldUnit, UnitRef};
 pub use valuation::{TradeValueRequest, Valuation};
 
@@ -89,6 +91,22 @@ pub trait UpstreamAdapter {
         &self,
         _which: RoRef<'_>,
     ) -> impl Future<Output = Result<Option<RepairOrder>, AdapterError>> + Send {
+        async { Err(AdapterError::Unsupported) }
+    }
+
+    /// Books a service appointment (one attempt: a booking is not retried blindly).
+    fn book_appointment(
+        &self,
+        _request: &BookingRequest<'_>,
+    ) -> impl Future<Output = Result<Booking, AdapterError>> + Send {
+        async { Err(AdapterError::Unsupported) }
+    }
+
+    /// Cancels a service appointment.
+    fn cancel_appointment(
+        &self,
+        _request: &CancelRequest<'_>,
+    ) -> impl Future<Output = Result<(), AdapterError>> + Send {
         async { Err(AdapterError::Unsupported) }
     }
 
@@ -183,9 +201,26 @@ impl UpstreamAdapter for Adapter {
         }
     }
 
+    async fn book_appointment(
+        &self,
+        request: &BookingRequest<'_>,
+    ) -> Result<Booking, AdapterError> {
+        match self {
+            Self::Rest(a) => a.book_appointment(request).await,
+            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+        }
+    }
+
     async fn repair_order(&self, which: RoRef<'_>) -> Result<Option<RepairOrder>, AdapterError> {
         match self {
             Self::Rest(a) => a.repair_order(which).await,
+            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+        }
+    }
+
+    async fn cancel_appointment(&self, request: &CancelRequest<'_>) -> Result<(), AdapterError> {
+        match self {
+            Self::Rest(a) => a.cancel_appointment(request).await,
             Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
         }
     }

@@ -1,5 +1,5 @@
 //! Service scheduling as every adapter kind reports it: the dealership's
-//! service menu and open slots.
+//! service menu, open slots, bookings and cancellations.
 
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, TimeZone};
 use chrono_tz::Tz;
@@ -32,6 +32,48 @@ pub struct Slot {
     pub start: DateTime<FixedOffset>,
     pub end: DateTime<FixedOffset>,
     pub advisor_id: Option<String>,
+}
+
+/// A booking to make. Carries customer data: never log it.
+#[derive(Debug, Clone)]
+pub struct BookingRequest<'a> {
+    pub service_codes: &'a [String],
+    pub start: DateTime<FixedOffset>,
+    pub end: DateTime<FixedOffset>,
+    pub vin: Option<&'a str>,
+    pub year: Option<i32>,
+    pub make: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub first_name: &'a str,
+    pub last_name: &'a str,
+    pub email: Option<&'a str>,
+    /// E.164.
+    pub phone: Option<&'a str>,
+    pub comment: Option<&'a str>,
+}
+
+/// What the scheduler made of a booking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Booking {
+    pub appointment_id: Option<String>,
+    pub status: BookedStatus,
+}
+
+/// A scheduler's answer to a booking, in canonical terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BookedStatus {
+    /// The slot is the customer's.
+    Booked,
+    /// The scheduler queued the customer for the slot; the dealership confirms later.
+    Waitlisted,
+}
+
+/// An appointment to cancel.
+#[derive(Debug, Clone)]
+pub struct CancelRequest<'a> {
+    pub appointment_id: &'a str,
+    pub reason: Option<&'a str>,
 }
 
 /// Slots without a length are this long.

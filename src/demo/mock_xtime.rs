@@ -1,20 +1,23 @@
 //! An Xtime-shaped scheduling API for the demo and tests: a Basic-authenticated
 //! client-credentials token, `x-api-key` on every call, the service menu from
 //! the fixtures, and open slots computed for the dates asked (weekdays, every
-//! half hour 07:30-16:00 Central, every third slot taken). Errors are in-band:
-//! HTTP 200 with `success: false`.
+//! half hour 07:30-16:00 Central, every third slot taken). Bookings are kept in
+//! memory: a booked slot leaves availability and cannot be booked again
+//! (`SLOT_UNAVAILABLE`) until it is cancelled. Errors are in-band: HTTP 200
+//! with `success: false`.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use axum::Json;
 use axum::Router;
-use axum::extract::Query;
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use chrono::{Datelike, NaiveDate, TimeZone, Weekday};
+use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, TimeZone, Weekday};
 use serde_json::{Value, json};
 
 pub const SERVICES: &str = include_str!("../../wiremock-fixtures/xtime/services.json");
@@ -27,11 +30,36 @@ const ACCESS_TOKEN: &str = "demo-xtime-token";
 /// The longest range the scheduler answers for.
 const MAX_DAYS: i64 = 31;
 
+/// Appointments booked so far, by id.
+#[derive(Default)]
+struct Book {
+    next: u64,
+    appointments: HashMap<String, Appointment>,
+}
+
+struct Appointment {
+    start: DateTime<FixedOffset>,
+    cancelled: bool,
+}
+
+impl Book {
+    fn taken(&self, start: DateTime<FixedOffset>) -> bool {
+        self.appointments
+            .values()
+            .any(|a| !a.cancelled && a.start == start)
+    }
+}
+
+type Shared = Arc<Mutex<Book>>;
+
 pub fn router() -> Router {
     Router::new()
         .route("/oauth2/token", post(token))
         .route("/service/services", get(services))
         .route("/service/appointments-availabilities", get(availabilities))
+        .route("/service/appointments-bookings", post(book))
+        .route("/service/appointments-bookings/{id}", delete(cancel))
+        .with_state(Shared::default())
 }
 
 async fn token(headers: HeaderMap, body: String) -> Response {
@@ -81,29 +109,52 @@ async fn services(headers: HeaderMap, Query(q): Query<HashMap<String, String>>) 
     Json(menu).into_response()
 }
 
-async fn availabilities(headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
-    if let Some(refused) = refusal(&headers, &q) {
-        return refused;
-    }
+/// The opcodes on the menu.
+fn known_codes() -> Vec<String> {
     let menu: Value = serde_json::from_str(SERVICES).unwrap_or_default();
-    let known: Vec<&str> = menu["services"]
+    menu["services"]
         .as_array()
-        .map(|s| s.iter().filter_map(|s| s["opcode"].as_str()).collect())
-        .unwrap_or_default();
-    let codes = q.get("opcode").map(String::as_str).unwrap_or_default();
-    if codes.is_empty() || codes.split(',').any(|c| !known.contains(&c)) {
-        return in_band(
+        .map(|s| {
+            s.iter()
+                .filter_map(|s| s["opcode"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The refusal a request for `codes` and the query's vehicle gets, if any.
+fn invalid_request(codes: &[&str], q: &HashMap<String, String>) -> Option<Response> {
+    let known = known_codes();
+    if codes.is_empty() || codes.iter().any(|c| !known.iter().any(|k| k == c)) {
+        return Some(in_band(
             "INVALID_OPCODE",
             "One or more opcodes are not valid for this dealer",
-        );
+        ));
     }
     let has_vehicle =
         q.contains_key("vin") || ["year", "make", "model"].iter().all(|k| q.contains_key(*k));
-    if !has_vehicle {
-        return in_band(
+    (!has_vehicle).then(|| {
+        in_band(
             "INVALID_VEHICLE",
             "A VIN or year, make and model is required",
-        );
+        )
+    })
+}
+
+async fn availabilities(
+    State(book): State<Shared>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    if let Some(refused) = refusal(&headers, &q) {
+        return refused;
+    }
+    let codes: Vec<&str> = q
+        .get("opcode")
+        .map(|c| c.split(',').filter(|c| !c.is_empty()).collect())
+        .unwrap_or_default();
+    if let Some(refused) = invalid_request(&codes, &q) {
+        return refused;
     }
     let day = |k: &str| {
         q.get(k)
@@ -115,12 +166,95 @@ async fn availabilities(headers: HeaderMap, Query(q): Query<HashMap<String, Stri
     if end < start || (end - start).num_days() > MAX_DAYS {
         return in_band("INVALID_DATE_RANGE", "Invalid date range");
     }
+    let book = book.lock().unwrap_or_else(|p| p.into_inner());
     let slots: Vec<Value> = start
         .iter_days()
         .take_while(|d| *d <= end)
         .flat_map(day_slots)
+        .filter(|s| slot_start(s).is_none_or(|t| !book.taken(t)))
         .collect();
     Json(json!({ "success": true, "availableAppointments": slots })).into_response()
+}
+
+fn slot_start(slot: &Value) -> Option<DateTime<FixedOffset>> {
+    parse_local(slot["appointmentDateTimeLocal"].as_str()?)
+}
+
+fn parse_local(text: &str) -> Option<DateTime<FixedOffset>> {
+    DateTime::parse_from_str(text, "%Y-%m-%dT%H:%M%z")
+        .or_else(|_| DateTime::parse_from_rfc3339(text))
+        .ok()
+}
+
+/// Books an open slot; a slot that is not open (never offered, or booked) is `SLOT_UNAVAILABLE`.
+async fn book(
+    State(book): State<Shared>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+    Json(body): Json<Value>,
+) -> Response {
+    if let Some(refused) = refusal(&headers, &q) {
+        return refused;
+    }
+    let codes: Vec<&str> = body["services"]
+        .as_array()
+        .map(|s| s.iter().filter_map(|s| s["opcode"].as_str()).collect())
+        .unwrap_or_default();
+    if let Some(refused) = invalid_request(&codes, &q) {
+        return refused;
+    }
+    if ["firstName", "lastName"]
+        .iter()
+        .any(|k| body[*k].as_str().is_none_or(str::is_empty))
+    {
+        return in_band("INVALID_CUSTOMER", "firstName and lastName are required");
+    }
+    let Some(start) = body["appointmentDateTimeLocal"]
+        .as_str()
+        .and_then(parse_local)
+    else {
+        return in_band("INVALID_DATE_RANGE", "appointmentDateTimeLocal is required");
+    };
+    let offered = day_slots(start.date_naive())
+        .iter()
+        .any(|s| slot_start(s) == Some(start));
+    let mut book = book.lock().unwrap_or_else(|p| p.into_inner());
+    if !offered || book.taken(start) {
+        return in_band(
+            "SLOT_UNAVAILABLE",
+            "The requested time is no longer available",
+        );
+    }
+    book.next += 1;
+    let id = format!("XT-{}", 7000 + book.next);
+    book.appointments.insert(
+        id.clone(),
+        Appointment {
+            start,
+            cancelled: false,
+        },
+    );
+    Json(json!({ "success": true, "appointmentId": id })).into_response()
+}
+
+/// Cancels a booking (again, harmlessly); an unknown id is `APPOINTMENT_NOT_FOUND`.
+async fn cancel(
+    State(book): State<Shared>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    if let Some(refused) = refusal(&headers, &q) {
+        return refused;
+    }
+    let mut book = book.lock().unwrap_or_else(|p| p.into_inner());
+    match book.appointments.get_mut(&id) {
+        Some(a) => {
+            a.cancelled = true;
+            Json(json!({ "success": true, "appointmentId": id })).into_response()
+        }
+        None => in_band("APPOINTMENT_NOT_FOUND", "No appointment with this id"),
+    }
 }
 
 /// A weekday's open half-hour slots, 07:30-16:00 Central; every third is taken.

@@ -23,6 +23,9 @@ pub enum ErrorCode {
     LeadsIdempotencyConflict,
     LeadsLeadNotFound,
     DealsTradeValueUnavailable,
+    ServiceSlotUnavailable,
+    ServiceAppointmentNotFound,
+    ServiceIdempotencyConflict,
     ServiceRepairOrderNotFound,
     UpstreamUnavailable,
     UpstreamTimeout,
@@ -33,7 +36,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 20] = [
+    pub const ALL: [ErrorCode; 23] = [
         Self::AuthUnauthorized,
         Self::AuthForbidden,
         Self::RequestInvalidArguments,
@@ -47,6 +50,9 @@ impl ErrorCode {
         Self::LeadsIdempotencyConflict,
         Self::LeadsLeadNotFound,
         Self::DealsTradeValueUnavailable,
+        Self::ServiceSlotUnavailable,
+        Self::ServiceAppointmentNotFound,
+        Self::ServiceIdempotencyConflict,
         Self::ServiceRepairOrderNotFound,
         Self::UpstreamUnavailable,
         Self::UpstreamTimeout,
@@ -71,6 +77,9 @@ impl ErrorCode {
             Self::LeadsIdempotencyConflict => "leads.idempotency_conflict",
             Self::LeadsLeadNotFound => "leads.lead_not_found",
             Self::DealsTradeValueUnavailable => "deals.trade_value_unavailable",
+            Self::ServiceSlotUnavailable => "service.slot_unavailable",
+            Self::ServiceAppointmentNotFound => "service.appointment_not_found",
+            Self::ServiceIdempotencyConflict => "service.idempotency_conflict",
             Self::ServiceRepairOrderNotFound => "service.repair_order_not_found",
             Self::UpstreamUnavailable => "upstream.unavailable",
             Self::UpstreamTimeout => "upstream.timeout",

@@ -32,7 +32,9 @@ pub fn from_adapter(e: &AdapterError, dealership: Option<&str>, principal: &str)
             ErrorCode::UpstreamTimeout,
             "The dealer's system did not answer in time. Try again shortly.",
         ),
-        AdapterError::Rejected { .. } => ToolError::new(
+        // Booking tools map a taken slot and an unknown id to their own codes
+        // first; anywhere else they are a refusal the same request cannot overcome.
+        AdapterError::Rejected { .. } | AdapterError::SlotUnavailable | AdapterError::NotFound => ToolError::new(
             ErrorCode::UpstreamRejected,
             "The dealer's system refused the request. Retrying the same request will not help.",
         ),

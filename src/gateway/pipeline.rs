@@ -153,6 +153,14 @@ impl Gateway {
                 self.run(tool, caller, args, &mut facts, service::check_availability)
                     .await
             }
+            ToolId::ServiceBookAppointment => {
+                self.run(tool, caller, args, &mut facts, service::book_appointment)
+                    .await
+            }
+            ToolId::ServiceCancelAppointment => {
+                self.run(tool, caller, args, &mut facts, service::cancel_appointment)
+                    .await
+            }
             ToolId::ServiceGetRepairOrder => {
                 self.run(
                     tool,

@@ -148,6 +148,7 @@ pub fn payload_hash(args: &CreateArgs) -> String {
     hash(&serde_json::to_string(&args).unwrap_or_default())
 }
 
-fn hash(text: &str) -> String {
+/// SHA-256 of `text`, hex: payload hashes and fingerprints.
+pub(crate) fn hash(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }

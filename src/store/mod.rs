@@ -3,6 +3,7 @@
 //! PostgreSQL also accepts, so a `postgres://` store can follow.
 
 mod audit;
+pub mod bookings;
 
 use std::str::FromStr;
 use std::sync::Arc;

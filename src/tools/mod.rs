@@ -36,12 +36,14 @@ pub enum ToolId {
     LeadsList,
     DealsRequestTradeValue,
     ServiceCheckAvailability,
+    ServiceBookAppointment,
+    ServiceCancelAppointment,
     ServiceGetRepairOrder,
     ServiceListRepairOrders,
 }
 
 impl ToolId {
-    pub const ALL: [ToolId; 12] = [
+    pub const ALL: [ToolId; 14] = [
         Self::DealershipList,
         Self::DealershipGet,
         Self::InventorySearch,
@@ -52,6 +54,8 @@ impl ToolId {
         Self::LeadsList,
         Self::DealsRequestTradeValue,
         Self::ServiceCheckAvailability,
+        Self::ServiceBookAppointment,
+        Self::ServiceCancelAppointment,
         Self::ServiceGetRepairOrder,
         Self::ServiceListRepairOrders,
     ];
@@ -68,6 +72,8 @@ impl ToolId {
             Self::LeadsList => "leads.list",
             Self::DealsRequestTradeValue => "deals.request_trade_value",
             Self::ServiceCheckAvailability => "service.check_availability",
+            Self::ServiceBookAppointment => "service.book_appointment",
+            Self::ServiceCancelAppointment => "service.cancel_appointment",
             Self::ServiceGetRepairOrder => "service.get_repair_order",
             Self::ServiceListRepairOrders => "service.list_repair_orders",
         }
@@ -86,7 +92,9 @@ impl ToolId {
             }
             Self::LeadsCreate | Self::LeadsGet | Self::LeadsList => Some(Domain::Leads),
             Self::DealsRequestTradeValue => Some(Domain::Deals),
-            Self::ServiceCheckAvailability => Some(Domain::Service),
+            Self::ServiceCheckAvailability
+            | Self::ServiceBookAppointment
+            | Self::ServiceCancelAppointment => Some(Domain::Service),
             Self::ServiceGetRepairOrder | Self::ServiceListRepairOrders => {
                 Some(Domain::RepairOrders)
             }
@@ -113,7 +121,9 @@ impl ToolId {
     /// The quota class.
     pub fn class(self) -> ToolClass {
         match self {
-            Self::LeadsCreate => ToolClass::Write,
+            Self::LeadsCreate | Self::ServiceBookAppointment | Self::ServiceCancelAppointment => {
+                ToolClass::Write
+            }
             _ => ToolClass::Read,
         }
     }
@@ -140,6 +150,8 @@ impl ToolId {
             Self::LeadsList => "List leads taken through the bridge",
             Self::DealsRequestTradeValue => "Estimate a trade-in's value",
             Self::ServiceCheckAvailability => "Find open service appointment slots",
+            Self::ServiceBookAppointment => "Book a service appointment",
+            Self::ServiceCancelAppointment => "Cancel a service appointment",
             Self::ServiceGetRepairOrder => "Get one repair order",
             Self::ServiceListRepairOrders => "List repair orders",
         }
@@ -177,6 +189,12 @@ impl ToolId {
             Self::ServiceCheckAvailability => {
                 "List open service appointment slots at a dealership for one or more service codes (from its service menu) and the customer's vehicle (vin, vehicle_id, or year/make/model), between two dates (YYYY-MM-DD, inclusive, in the dealership's time zone, up to 31 days). Slot times are RFC 3339 with the dealership's offset, earliest first. Unknown service codes are refused with the menu in details.service_menu. Checking does not hold a slot."
             }
+            Self::ServiceBookAppointment => {
+                "Book a service appointment in the dealership's scheduler: service codes from its menu, the customer's vehicle (vin, vehicle_id, or year/make/model), a start (RFC 3339 with offset, e.g. a start from service.check_availability), the customer (names, email and/or E.164 phone) and their consent (consent.scope [\"service_appointment\"]). Answers status booked or waitlisted with an appointment_id; proposed with proposed_times when the start is outside the service department's opening hours (nothing is booked); requested when the scheduler cannot book through the bridge and the request went to the dealership as a lead. A taken slot answers service.slot_unavailable with the next open slots. Pass an idempotency_key to make retries safe; dry_run validates and books nothing."
+            }
+            Self::ServiceCancelAppointment => {
+                "Cancel a service appointment by the appointment_id service.book_appointment answered; the slot is freed. Cancelling an already cancelled appointment succeeds again; an id the scheduler does not know answers service.appointment_not_found."
+            }
             Self::ServiceGetRepairOrder => {
                 "Get one repair order from the dealership's DMS by ro_number (as printed on the order) or repair_order_id: status (open, in_progress, closed), opened/promised/closed times in the dealership's time zone, the service advisor, the vehicle with mileage in and out, job lines with their op codes, status and pay type, and totals per pay type in minor units. The customer is shown as initials only. Some DMSs prepare the data asynchronously: the call can take several seconds, and reports progress when the request carries a progressToken. Answers service.repair_order_not_found when the DMS has no such order."
             }
@@ -189,8 +207,10 @@ impl ToolId {
     pub fn annotations(self) -> ToolAnnotations {
         // Inventory tools reach into the dealer's systems (open world); dealership
         // profiles come from configuration and lead reads from the bridge's store.
-        // leads.create writes to the CRM: not idempotent unless the caller sends a key.
+        // leads.create and bookings write: not idempotent unless the caller sends
+        // a key. A cancellation destroys a booking, and repeating it changes nothing more.
         let write = self.class() == ToolClass::Write;
+        let cancel = self == Self::ServiceCancelAppointment;
         let open_world = matches!(
             self,
             Self::InventorySearch
@@ -199,13 +219,15 @@ impl ToolId {
                 | Self::LeadsCreate
                 | Self::DealsRequestTradeValue
                 | Self::ServiceCheckAvailability
+                | Self::ServiceBookAppointment
+                | Self::ServiceCancelAppointment
                 | Self::ServiceGetRepairOrder
                 | Self::ServiceListRepairOrders
         );
         ToolAnnotations::with_title(self.title())
             .read_only(!write)
-            .destructive(false)
-            .idempotent(!write)
+            .destructive(cancel)
+            .idempotent(!write || cancel)
             .open_world(open_world)
     }
 
@@ -221,6 +243,8 @@ impl ToolId {
             Self::LeadsList => schema_of::<leads::ListArgs>(),
             Self::DealsRequestTradeValue => schema_of::<deals::TradeValueArgs>(),
             Self::ServiceCheckAvailability => schema_of::<service::AvailabilityArgs>(),
+            Self::ServiceBookAppointment => schema_of::<service::BookArgs>(),
+            Self::ServiceCancelAppointment => schema_of::<service::CancelArgs>(),
             Self::ServiceGetRepairOrder => schema_of::<repair_orders::GetRepairOrderArgs>(),
             Self::ServiceListRepairOrders => schema_of::<repair_orders::ListRepairOrdersArgs>(),
         }
@@ -238,6 +262,8 @@ impl ToolId {
             Self::LeadsList => schema_of::<leads::ListResult>(),
             Self::DealsRequestTradeValue => schema_of::<deals::TradeValueResult>(),
             Self::ServiceCheckAvailability => schema_of::<service::AvailabilityResult>(),
+            Self::ServiceBookAppointment => schema_of::<service::BookResult>(),
+            Self::ServiceCancelAppointment => schema_of::<service::CancelResult>(),
             Self::ServiceGetRepairOrder => schema_of::<repair_orders::RepairOrderResult>(),
             Self::ServiceListRepairOrders => schema_of::<repair_orders::ListRepairOrdersResult>(),
         }

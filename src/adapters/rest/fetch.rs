@@ -67,30 +67,43 @@ impl RestAdapter {
         Ok((records, verified_at))
     }
 
-    /// One request, with one token refresh if the upstream says the token is stale.
-    /// One logical request under the upstream's policy (quota, retries, breaker).
+    /// One logical read under the upstream's policy (quota, retries, breaker).
     pub(super) async fn call(
         &self,
         endpoint: &Endpoint<'_>,
         params: &[(String, String)],
     ) -> Result<Value, AdapterError> {
         self.policy
-            .run(true, || self.call_once(endpoint, params))
+            .run(true, || self.call_once(endpoint, params, false))
+            .await
+    }
+
+    /// One logical write. Only an `idempotent` write is retried: repeating a
+    /// booking after a timeout could book twice.
+    pub(super) async fn call_write(
+        &self,
+        endpoint: &Endpoint<'_>,
+        idempotent: bool,
+    ) -> Result<Value, AdapterError> {
+        self.policy
+            .run(idempotent, || self.call_once(endpoint, &[], true))
             .await
     }
 
     /// One attempt, with one token refresh if the upstream says the token is stale.
+    /// `write`: an empty answer is a success (a read must have a body).
     async fn call_once(
         &self,
         endpoint: &Endpoint<'_>,
         params: &[(String, String)],
+        write: bool,
     ) -> Result<Value, AdapterError> {
         let mut refused = None;
         loop {
             let request = self.request(endpoint, params, refused).await?;
             let generation = request.1;
             let reply = http::send(request.0).await?;
-            match self.classify(reply) {
+            match self.classify(reply, write) {
                 Err(Classified::Reauthenticate(status)) => {
                     if refused.is_some() || generation.is_none() {
                         return Err(AdapterError::Unauthorized { status });
@@ -126,6 +139,9 @@ impl RestAdapter {
         query.extend_from_slice(params);
         let url = format!("{}{}", self.base_url, endpoint.path.render(&ctx));
         let mut request = self.http.request(method, url).query(&query);
+        if let Some(body) = endpoint.body {
+            request = request.json(body);
+        }
         for (name, template) in &self.headers {
             request = request.header(name, template.render(&ctx));
         }
@@ -147,7 +163,7 @@ impl RestAdapter {
 
     /// Turns a reply into JSON or a classified error. Upstream text never leaves
     /// this function: only the status and a vendor code the profile knows.
-    fn classify(&self, reply: Reply) -> Result<Value, Classified> {
+    fn classify(&self, reply: Reply, write: bool) -> Result<Value, Classified> {
         let body: Option<Value> = serde_json::from_slice(&reply.body).ok();
         let vendor = body.as_ref().and_then(|b| self.vendor_code(b));
         let status = reply.status.as_u16();
@@ -168,6 +184,11 @@ impl RestAdapter {
                 &reply.headers,
                 None,
             )));
+        }
+        // A write may answer with no body at all (204): nothing to read, nothing
+        // wrong. An empty read would look like "no records": that is an error.
+        if write && reply.body.is_empty() {
+            return Ok(Value::Null);
         }
         let Some(body) = body else {
             tracing::warn!(profile = %self.profile_name, status, bytes = reply.body.len(), "Upstream answer is not JSON.");
@@ -239,6 +260,8 @@ pub(super) struct Endpoint<'a> {
     pub query: &'a [(String, Template)],
     /// Values of the request parameters the path and query use.
     pub params: &'a std::collections::BTreeMap<String, String>,
+    /// A JSON body (writes). May carry customer data: never log it.
+    pub body: Option<&'a Value>,
 }
 
 impl Operation {
@@ -248,6 +271,7 @@ impl Operation {
             path: &self.path,
             query: &self.query,
             params: &super::template::NO_PARAMS,
+            body: None,
         }
     }
 }
@@ -266,6 +290,8 @@ fn class_error(class: ErrorClass, status: u16, code: &str, reply: &Reply) -> Cla
         },
         ErrorClass::Timeout => AdapterError::Timeout,
         ErrorClass::Unavailable => AdapterError::Unavailable(format!("vendor code {code}")),
+        ErrorClass::SlotUnavailable => AdapterError::SlotUnavailable,
+        ErrorClass::NotFound => AdapterError::NotFound,
         ErrorClass::Rejected => AdapterError::Rejected {
             status,
             vendor_code: Some(code.to_owned()),

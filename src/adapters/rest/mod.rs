@@ -2,12 +2,14 @@
 //! plus a field mapping (`mappings/*.toml`) drive every request.
 
 mod auth;
+mod body;
 mod fetch;
 pub mod profile;
 pub mod records;
 mod repair_orders;
 pub mod template;
 mod valuation;
+mod write;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,7 +25,7 @@ use super::flight::Flight;
 use super::mapping::{ValuePath, VehicleMapping};
 use super::repair_order::{RepairOrder, RoQuery, RoRef};
 use super::resilience::UpstreamPolicy;
-use super::service::{ServiceItem, Slot, SlotRequest};
+use super::service::{Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest};
 use super::valuation::{TradeValueRequest, Valuation};
 use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance, catalog};
 use crate::config::{RestUpstreamConfig, resolve_secret};
@@ -56,6 +58,8 @@ pub struct RestAdapter {
     service_menu: Option<records::RecordsOp>,
     availability: Option<records::RecordsOp>,
     repair_orders: Option<repair_orders::RepairOrdersOp>,
+    book_appointment: Option<write::WriteOp>,
+    cancel_appointment: Option<write::WriteOp>,
     dealership: DealershipContext,
     /// Concurrent inventory reads share one upstream request.
     flight: Flight,
@@ -173,6 +177,14 @@ impl RestAdapter {
             .repair_orders
             .as_ref()
             .and_then(|spec| repair_orders::compile(spec, &ctx, base, &mut errors));
+        let book_appointment = profile
+            .book_appointment
+            .as_ref()
+            .and_then(|spec| write::compile(&write::BOOK, spec, &ctx, &mut errors));
+        let cancel_appointment = profile
+            .cancel_appointment
+            .as_ref()
+            .and_then(|spec| write::compile(&write::CANCEL, spec, &ctx, &mut errors));
         let auth = build_auth(&profile.auth, config, client_id, client_secret, &mut errors);
         let compiled_errors = compile_errors(&profile.errors, &mut errors);
         if profile.domains.contains(&Domain::Inventory) && profile.inventory.is_none() {
@@ -218,6 +230,8 @@ impl RestAdapter {
             service_menu,
             availability,
             repair_orders,
+            book_appointment,
+            cancel_appointment,
             dealership,
             flight: Flight::default(),
         })
@@ -437,5 +451,24 @@ impl UpstreamAdapter for RestAdapter {
 
     async fn repair_order(&self, which: RoRef<'_>) -> Result<Option<RepairOrder>, AdapterError> {
         self.find_repair_order(which).await
+    }
+
+    async fn book_appointment(
+        &self,
+        request: &BookingRequest<'_>,
+    ) -> Result<Booking, AdapterError> {
+        let op = self
+            .book_appointment
+            .as_ref()
+            .ok_or(AdapterError::Unsupported)?;
+        self.book(op, request).await
+    }
+
+    async fn cancel_appointment(&self, request: &CancelRequest<'_>) -> Result<(), AdapterError> {
+        let op = self
+            .cancel_appointment
+            .as_ref()
+            .ok_or(AdapterError::Unsupported)?;
+        self.cancel(op, request).await
     }
 }

@@ -31,6 +31,10 @@ pub struct Profile {
     pub availability: Option<RecordsSpec>,
     /// Repair orders (the `service` domain).
     pub repair_orders: Option<RepairOrdersSpec>,
+    /// Books a service appointment.
+    pub book_appointment: Option<WriteSpec>,
+    /// Cancels a service appointment by id.
+    pub cancel_appointment: Option<WriteSpec>,
     #[serde(default)]
     pub errors: ErrorSpec,
 }
@@ -155,6 +159,35 @@ pub struct RecordsSpec {
     pub records: String,
     /// Canonical field name → path inside a record.
     pub fields: BTreeMap<String, String>,
+}
+
+/// A write (a booking, a cancellation): method, path and query as for a
+/// records read, a JSON body given as a TOML table (see `body.rs`), and where
+/// the answer says what happened.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteSpec {
+    #[serde(default = "default_write_method")]
+    pub method: String,
+    pub path: String,
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    pub body: Option<serde_json::Map<String, Value>>,
+    /// How times are written (a chrono format, e.g. `%Y-%m-%dT%H:%M%z`), in
+    /// the dealership's offset; RFC 3339 when not given.
+    pub time_format: Option<String>,
+    /// Canonical answer field → path in the answer.
+    #[serde(default)]
+    pub answer: BTreeMap<String, String>,
+    /// Vendor status (at `answer.status`, matched regardless of case) →
+    /// canonical status. Without a status in the answer, a successful booking
+    /// is `booked`.
+    #[serde(default)]
+    pub statuses: BTreeMap<String, crate::adapters::BookedStatus>,
+}
+
+fn default_write_method() -> String {
+    "POST".into()
 }
 
 /// Paths, inside the record, of what the bridge reads.
@@ -331,6 +364,10 @@ pub enum ErrorClass {
     Timeout,
     Unavailable,
     Rejected,
+    /// A booking asked for a slot someone else took.
+    SlotUnavailable,
+    /// The record the request names (an appointment id) does not exist.
+    NotFound,
 }
 
 impl Profile {

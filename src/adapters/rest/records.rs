@@ -33,26 +33,13 @@ pub(super) fn compile(
     (required, optional): (&[&str], &[&str]),
     errors: &mut Vec<String>,
 ) -> Option<RecordsOp> {
-    let names: BTreeMap<String, String> = params
-        .iter()
-        .map(|p| ((*p).to_owned(), String::new()))
-        .collect();
+    let names = param_names(params);
     let ctx = TemplateContext {
         params: &names,
         ..*ctx
     };
     let before = errors.len();
-    let mut template = |key: &str, text: &str| {
-        Template::compile(text, &ctx)
-            .map_err(|e| errors.push(format!("profile {at}.{key}: {e}")))
-            .ok()
-    };
-    let path = template("path", &spec.path);
-    let query: Vec<_> = spec
-        .query
-        .iter()
-        .filter_map(|(k, v)| template(&format!("query.{k}"), v).map(|t| (k.clone(), t)))
-        .collect();
+    let (path, query) = compile_request(at, &spec.path, &spec.query, &ctx, errors);
     for name in required {
         if !spec.fields.contains_key(*name) {
             errors.push(format!("profile {at}.fields: {name} is required"));
@@ -89,6 +76,35 @@ pub(super) fn compile(
     })
 }
 
+/// Compiles a path and query templates found at `[at]`; problems go to `errors`.
+pub(super) fn compile_request(
+    at: &str,
+    path: &str,
+    query: &BTreeMap<String, String>,
+    ctx: &TemplateContext<'_>,
+    errors: &mut Vec<String>,
+) -> (Option<Template>, Vec<(String, Template)>) {
+    let mut template = |key: &str, text: &str| {
+        Template::compile(text, ctx)
+            .map_err(|e| errors.push(format!("profile {at}.{key}: {e}")))
+            .ok()
+    };
+    let path = template("path", path);
+    let query = query
+        .iter()
+        .filter_map(|(k, v)| template(&format!("query.{k}"), v).map(|t| (k.clone(), t)))
+        .collect();
+    (path, query)
+}
+
+/// A context naming `params` as the request parameters (for compiling).
+pub(super) fn param_names(params: &[&str]) -> BTreeMap<String, String> {
+    params
+        .iter()
+        .map(|p| ((*p).to_owned(), String::new()))
+        .collect()
+}
+
 impl RestAdapter {
     /// Runs `op` with `params` and returns each record's mapped fields.
     pub(super) async fn read_records(
@@ -101,6 +117,7 @@ impl RestAdapter {
             path: &op.path,
             query: &op.query,
             params,
+            body: None,
         };
         let body = self.call(&endpoint, &[]).await?;
         let records = super::fetch::records_in(&body, op.records.as_ref())?;

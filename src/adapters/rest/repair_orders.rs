@@ -301,6 +301,7 @@ impl RestAdapter {
             path: &read.path,
             query: &read.query,
             params,
+            body: None,
         };
         let records = match &read.long {
             Some(long) => {
@@ -342,6 +343,7 @@ impl RestAdapter {
             path: &long.status_path,
             query: &[],
             params: &params,
+            body: None,
         };
         let mut polls: u32 = 0;
         loop {

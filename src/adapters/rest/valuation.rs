@@ -113,6 +113,7 @@ impl RestAdapter {
             path: &op.path,
             query: &op.query,
             params: &params,
+            body: None,
         };
         let body = self.call(&endpoint, &[]).await?;
         if op

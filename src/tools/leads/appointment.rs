@@ -65,6 +65,21 @@ pub fn outcome(
     }
 }
 
+/// Whether `[at, at + length]` lies within the opening hours of `department`;
+/// `None` when the dealership publishes no hours for it.
+pub fn within_hours(
+    hours: &[Hours],
+    department: &str,
+    at: DateTime<Utc>,
+    length: Duration,
+    tz: Tz,
+) -> Option<bool> {
+    let week = hours
+        .iter()
+        .find(|h| h.department.eq_ignore_ascii_case(department))?;
+    Some(fits(week, at, length, tz))
+}
+
 fn default_minutes(kind: AppointmentType) -> u32 {
     match kind {
         AppointmentType::Service => 60,

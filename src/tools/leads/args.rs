@@ -107,7 +107,7 @@ pub struct CustomerAddress {
     pub country: Option<String>,
 }
 
-/// The consent grant (AAP `ConsentGrant`), kept verbatim as an audit record with the lead.
+/// The consent grant (AAP `ConsentGrant`), kept verbatim as an audit record with the lead or booking.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConsentGrant {
@@ -118,7 +118,8 @@ pub struct ConsentGrant {
     /// The verbatim text the customer agreed to; must not be empty.
     #[schemars(length(max = 8000))]
     pub consent_text: String,
-    /// Must be exactly `["lead_submission"]`.
+    /// Must be exactly the tool's scope: `["lead_submission"]` for `leads.create`,
+    /// `["service_appointment"]` for `service.book_appointment`.
     pub scope: Vec<String>,
     /// When the grant lapses (RFC 3339 with offset); an expired grant is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]

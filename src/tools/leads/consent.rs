@@ -1,4 +1,5 @@
-//! AAP consent rules for a lead. A missing grant, or a contact channel the
+//! AAP consent rules for a lead (and, with their own scope, for a service
+//! booking). A missing grant, or a contact channel the
 //! grant does not allow, is `leads.consent_required` (AAP
 //! CONTACT_CONSENT_REQUIRED); a grant that is malformed, expired, dated in the
 //! future or scoped to something else is `leads.invalid_consent` (AAP
@@ -18,7 +19,23 @@ const SKEW: Duration = Duration::minutes(5);
 
 /// Checks the consent of `args` as of `now`.
 pub fn check(args: &CreateArgs, now: DateTime<Utc>) -> Result<(), ToolError> {
-    let Some(grant) = &args.consent else {
+    let grant = check_grant(args.consent.as_ref(), LEAD_SCOPE, now)?;
+    let c = &args.customer;
+    check_channels(
+        grant,
+        c.email.is_some(),
+        c.phone.is_some(),
+        c.preferred_contact,
+    )
+}
+
+/// The grant is present, well formed, current and scoped to exactly `scope`.
+pub(crate) fn check_grant<'a>(
+    grant: Option<&'a ConsentGrant>,
+    scope: &str,
+    now: DateTime<Utc>,
+) -> Result<&'a ConsentGrant, ToolError> {
+    let Some(grant) = grant else {
         return Err(ToolError::new(
             ErrorCode::LeadsConsentRequired,
             "Customer contact data needs the customer's consent: add a consent grant.",
@@ -26,29 +43,44 @@ pub fn check(args: &CreateArgs, now: DateTime<Utc>) -> Result<(), ToolError> {
         .with_details(json!({ "missing": "consent" }))
         .with_hint("Ask the customer for consent (show the text, let them pick channels), then send it in `consent`."));
     };
-    let problems = grant_problems(grant, now);
+    let problems = grant_problems(grant, scope, now);
     if !problems.is_empty() {
         return Err(ToolError::new(
             ErrorCode::LeadsInvalidConsent,
-            "The consent grant is not valid for this lead; see details.problems.",
+            "The consent grant is not valid for this request; see details.problems.",
         )
-        .with_details(json!({ "problems": problems, "expected_scope": [LEAD_SCOPE] }))
+        .with_details(json!({ "problems": problems, "expected_scope": [scope] }))
         .with_hint("Capture a fresh consent from the customer and resubmit."));
     }
-    let missing = missing_channels(args, grant);
-    if !missing.is_empty() {
-        return Err(ToolError::new(
-            ErrorCode::LeadsConsentRequired,
-            "The customer has not allowed the contact channel this lead asks for.",
-        )
-        .with_details(json!({ "missing_channels": missing, "allowed_channels": grant.allowed_channels }))
-        .with_hint("Ask the customer to allow that channel, or change preferred_contact to one they allowed."));
+    Ok(grant)
+}
+
+/// The channels the request would use are allowed: the preferred one, or
+/// without one, at least one the customer gave details for.
+pub(crate) fn check_channels(
+    grant: &ConsentGrant,
+    email: bool,
+    phone: bool,
+    preferred: Option<PreferredContact>,
+) -> Result<(), ToolError> {
+    let missing = missing_channels(grant, email, phone, preferred);
+    if missing.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    Err(ToolError::new(
+        ErrorCode::LeadsConsentRequired,
+        "The customer has not allowed the contact channel this request asks for.",
+    )
+    .with_details(
+        json!({ "missing_channels": missing, "allowed_channels": grant.allowed_channels }),
+    )
+    .with_hint(
+        "Ask the customer to allow that channel, or change preferred_contact to one they allowed.",
+    ))
 }
 
 /// Reasons the grant itself is invalid, as `{pointer, message}` objects.
-fn grant_problems(grant: &ConsentGrant, now: DateTime<Utc>) -> Vec<serde_json::Value> {
+fn grant_problems(grant: &ConsentGrant, scope: &str, now: DateTime<Utc>) -> Vec<serde_json::Value> {
     let mut problems = Vec::new();
     let mut push = |at: &str, message: &str| {
         problems.push(json!({ "pointer": format!("/consent/{at}"), "message": message }));
@@ -71,8 +103,8 @@ fn grant_problems(grant: &ConsentGrant, now: DateTime<Utc>) -> Vec<serde_json::V
             "must be the verbatim text the customer agreed to",
         );
     }
-    if grant.scope.len() != 1 || grant.scope[0] != LEAD_SCOPE {
-        push("scope", "must be exactly [\"lead_submission\"]");
+    if grant.scope.len() != 1 || grant.scope[0] != scope {
+        push("scope", &format!("must be exactly [\"{scope}\"]"));
     }
     if grant.allowed_channels.is_empty() {
         push("allowed_channels", "must list at least one channel");
@@ -90,21 +122,25 @@ fn grant_problems(grant: &ConsentGrant, now: DateTime<Utc>) -> Vec<serde_json::V
     problems
 }
 
-/// Channels the lead would use that the grant does not allow. With a preferred
-/// contact, that channel must be allowed; without one, at least one channel the
-/// customer gave details for must be.
-fn missing_channels(args: &CreateArgs, grant: &ConsentGrant) -> Vec<&'static str> {
+/// Channels the request would use that the grant does not allow. With a
+/// preferred contact, that channel must be allowed; without one, at least one
+/// channel the customer gave details for must be.
+fn missing_channels(
+    grant: &ConsentGrant,
+    email: bool,
+    phone: bool,
+    preferred: Option<PreferredContact>,
+) -> Vec<&'static str> {
     let allowed = |c: &str| grant.allowed_channels.iter().any(|a| a == c);
-    let customer = &args.customer;
     let reachable: Vec<&'static str> = [
-        customer.email.as_ref().map(|_| "email"),
-        customer.phone.as_ref().map(|_| "phone"),
-        customer.phone.as_ref().map(|_| "sms"),
+        email.then_some("email"),
+        phone.then_some("phone"),
+        phone.then_some("sms"),
     ]
     .into_iter()
     .flatten()
     .collect();
-    let wanted: Vec<&'static str> = match customer.preferred_contact {
+    let wanted: Vec<&'static str> = match preferred {
         Some(PreferredContact::Email) => vec!["email"],
         Some(PreferredContact::Phone) => vec!["phone"],
         Some(PreferredContact::Sms) => vec!["sms"],

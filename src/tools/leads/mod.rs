@@ -2,9 +2,9 @@
 //! rules, committed to the store before the answer and delivered to the
 //! dealership's CRM as ADF by the outbox.
 
-mod appointment;
+pub(crate) mod appointment;
 mod args;
-mod consent;
+pub(crate) mod consent;
 mod create;
 mod list;
 mod view;
@@ -74,29 +74,12 @@ impl ToolArgs for CreateArgs {
 }
 
 fn check_customer(c: &Customer, check: &mut Check<'_>) {
-    if c.first_name.trim().is_empty() {
-        check
-            .problems
-            .push("/customer/first_name", "must not be blank");
-    }
-    if c.last_name.trim().is_empty() {
-        check
-            .problems
-            .push("/customer/last_name", "must not be blank");
-    }
-    if c.email.is_none() && c.phone.is_none() {
-        check.problems.push(
-            "/customer",
-            "give an email or a phone (AAP: at least one is required)",
-        );
-    }
-    if let Some(e) = &c.email
-        && e.trim().parse::<lettre::Address>().is_err()
-    {
-        check
-            .problems
-            .push("/customer/email", "is not an e-mail address");
-    }
+    check_contact(
+        [&c.first_name, &c.last_name],
+        c.email.as_deref(),
+        c.phone.as_deref(),
+        check,
+    );
     let missing = match c.preferred_contact {
         Some(PreferredContact::Email) if c.email.is_none() => Some("email"),
         Some(PreferredContact::Phone | PreferredContact::Sms) if c.phone.is_none() => Some("phone"),
@@ -107,6 +90,35 @@ fn check_customer(c: &Customer, check: &mut Check<'_>) {
             "/customer/preferred_contact",
             format!("needs customer.{field}"),
         );
+    }
+}
+
+/// The customer's names are not blank, and an e-mail (well formed) and/or a
+/// phone is given (AAP: at least one); problems point into `/customer`.
+pub(crate) fn check_contact(
+    [first_name, last_name]: [&str; 2],
+    email: Option<&str>,
+    phone: Option<&str>,
+    check: &mut Check<'_>,
+) {
+    for (at, name) in [
+        ("/customer/first_name", first_name),
+        ("/customer/last_name", last_name),
+    ] {
+        if name.trim().is_empty() {
+            check.problems.push(at, "must not be blank");
+        }
+    }
+    if email.is_none() && phone.is_none() {
+        check.problems.push(
+            "/customer",
+            "give an email or a phone (AAP: at least one is required)",
+        );
+    }
+    if email.is_some_and(|e| e.trim().parse::<lettre::Address>().is_err()) {
+        check
+            .problems
+            .push("/customer/email", "is not an e-mail address");
     }
 }
 

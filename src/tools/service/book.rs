@@ -1,0 +1,247 @@
+//! `service.book_appointment`: check, then book through the dealership's
+//! scheduler. A start outside the service department's hours is never sent:
+//! the answer proposes open slots instead. A taken slot comes back as
+//! `service.slot_unavailable` with the next open slots to offer. A scheduler
+//! that cannot book hands the request over as a lead (`fallback.rs`).
+
+use chrono::{DateTime, Duration, FixedOffset, Utc};
+use serde_json::Value;
+
+use super::book_args::{BookArgs, BookResult, BookingPreview, BookingStatus};
+use super::fallback::request_as_lead;
+use super::recovery::slot_taken;
+use super::slots::{local, lookahead, next_starts};
+use super::turns;
+use super::vehicle::{check_codes, resolve_vehicle};
+use crate::adapters::{AdapterError, BookedStatus, BookingRequest, UpstreamAdapter};
+use crate::gateway::error::{ErrorCode, ToolError};
+use crate::gateway::{Dealership, ToolContext};
+use crate::model::Domain;
+use crate::store::bookings::{self, NewBooking, Prior};
+use crate::tools::leads::appointment::within_hours;
+use crate::tools::to_json;
+
+/// Appointments whose length the scheduler does not say last this long.
+const SLOT_MINUTES: i64 = 30;
+/// Alternatives offered with `proposed`.
+const PROPOSALS: usize = 3;
+
+pub async fn book_appointment(ctx: ToolContext<'_>, args: BookArgs) -> Result<Value, ToolError> {
+    let dealership = ctx.dealership()?;
+    let adapter = ctx.adapter(Domain::Service)?;
+    let start = args.start_time().ok_or_else(ToolError::internal)?;
+    let payload = payload_hash(&args);
+    let store = ctx.gateway.store().ok_or_else(ToolError::internal)?;
+    let key = args.idempotency_key.as_deref().filter(|_| !args.dry_run);
+    let _turn = match key {
+        Some(k) => Some(turns::take(turn_key(&ctx, k)).await),
+        None => None,
+    };
+    if let Some(key) = key {
+        let prior = bookings::prior(
+            store,
+            &dealership.profile.id,
+            &ctx.principal.name,
+            key,
+            &payload,
+        )
+        .await
+        .map_err(store_error)?;
+        match prior {
+            Prior::Replay { answer } => return replay(&answer),
+            Prior::Conflict => return Err(idempotency_conflict()),
+            Prior::Unseen => {}
+        }
+    }
+    let vehicle = resolve_vehicle(&ctx, &args.vehicle()).await?;
+    let codes: Vec<String> = args.service_codes.iter().map(|c| c.0.clone()).collect();
+    check_codes(&ctx, &codes).await?;
+    let answer = Answer {
+        dealership,
+        start,
+        end: start + Duration::minutes(SLOT_MINUTES),
+    };
+    let hours = &dealership.profile.hours;
+    let length = answer.end - answer.start;
+    let open = within_hours(
+        hours,
+        "service",
+        start.to_utc(),
+        length,
+        dealership.timezone,
+    );
+    if open == Some(false) {
+        let (from, to) = lookahead(start, dealership.timezone);
+        let request = vehicle.request(&codes, from, to);
+        let slots = next_starts(&ctx, adapter, &request, start, PROPOSALS).await;
+        return to_json(answer.proposed(slots.into_iter().map(|s| s.start).collect()));
+    }
+    if args.dry_run {
+        return to_json(answer.dry_run(BookingPreview {
+            service_codes: codes,
+            vehicle,
+            comment: args.comment.clone(),
+        }));
+    }
+    let c = &args.customer;
+    let request = BookingRequest {
+        service_codes: &codes,
+        start,
+        end: answer.end,
+        vin: vehicle.vin.as_deref(),
+        year: vehicle.year,
+        make: vehicle.make.as_deref(),
+        model: vehicle.model.as_deref(),
+        first_name: c.first_name.trim(),
+        last_name: c.last_name.trim(),
+        email: c.email.as_deref().map(str::trim),
+        phone: c.phone.as_deref(),
+        comment: args.comment.as_deref(),
+    };
+    let booking = match adapter.book_appointment(&request).await {
+        Ok(booking) => booking,
+        Err(AdapterError::SlotUnavailable) => {
+            // What the cache says is open is now known to be wrong.
+            ctx.gateway
+                .invalidate(&dealership.profile.id, Domain::Service);
+            return Err(slot_taken(&ctx, adapter, &args, &vehicle, &codes, start).await);
+        }
+        Err(AdapterError::Unsupported) => {
+            let base = answer.base(BookingStatus::Requested, String::new());
+            return request_as_lead(ctx, &args, &vehicle, &codes, base).await;
+        }
+        Err(e) => return Err(ctx.upstream_error()(e)),
+    };
+    ctx.gateway
+        .invalidate(&dealership.profile.id, Domain::Service);
+    let status = match booking.status {
+        BookedStatus::Booked => BookingStatus::Booked,
+        BookedStatus::Waitlisted => BookingStatus::Waitlisted,
+    };
+    let result = answer.booked(status, booking.appointment_id);
+    let stored = serde_json::to_string(&result).map_err(|_| ToolError::internal())?;
+    let consent = serde_json::to_string(&args.consent).map_err(|_| ToolError::internal())?;
+    let record = NewBooking {
+        booking_id: &format!("bk_{}", uuid::Uuid::now_v7().simple()),
+        dealership: &dealership.profile.id,
+        principal: &ctx.principal.name,
+        now: Utc::now(),
+        idempotency_key: key,
+        payload_hash: &payload,
+        status: status.as_str(),
+        appointment_id: result.appointment_id.as_deref(),
+        consent: &consent,
+        answer: &stored,
+    };
+    if let Err(e) = bookings::record(store, &record).await {
+        // The scheduler holds the booking: failing the call now would invite a
+        // second one. The operator learns that the audit row is missing.
+        tracing::error!(error = %e, dealership = %dealership.profile.id, "A booking was made but could not be recorded.");
+    }
+    to_json(result)
+}
+
+/// Builds the answer for each outcome.
+struct Answer<'a> {
+    dealership: &'a Dealership,
+    start: DateTime<FixedOffset>,
+    end: DateTime<FixedOffset>,
+}
+
+impl Answer<'_> {
+    fn base(&self, status: BookingStatus, message: String) -> BookResult {
+        let tz = self.dealership.timezone;
+        BookResult {
+            status,
+            appointment_id: None,
+            start: local(self.start, tz),
+            end: local(self.end, tz),
+            proposed_times: Vec::new(),
+            lead_id: None,
+            message,
+            booking: None,
+            replayed: false,
+            dry_run: false,
+        }
+    }
+
+    fn booked(&self, status: BookingStatus, appointment_id: Option<String>) -> BookResult {
+        let name = &self.dealership.profile.name;
+        let start = local(self.start, self.dealership.timezone);
+        let message = match status {
+            BookingStatus::Waitlisted => format!(
+                "{name} put the customer on the waiting list for {start}; the service department confirms later."
+            ),
+            _ => format!("{name} has the appointment booked for {start}."),
+        };
+        BookResult {
+            appointment_id,
+            ..self.base(status, message)
+        }
+    }
+
+    fn proposed(&self, proposed_times: Vec<String>) -> BookResult {
+        let name = &self.dealership.profile.name;
+        let message = if proposed_times.is_empty() {
+            format!(
+                "The time is outside {name}'s service hours and nothing was booked; find an open time with service.check_availability."
+            )
+        } else {
+            format!(
+                "The time is outside {name}'s service hours and nothing was booked: offer the customer one of the proposed times."
+            )
+        };
+        BookResult {
+            proposed_times,
+            ..self.base(BookingStatus::Proposed, message)
+        }
+    }
+
+    fn dry_run(&self, booking: BookingPreview) -> BookResult {
+        let message = "Dry run: the booking is valid; nothing was booked or stored.".to_owned();
+        BookResult {
+            booking: Some(booking),
+            dry_run: true,
+            ..self.base(BookingStatus::Booked, message)
+        }
+    }
+}
+
+/// The payload an idempotency key is bound to: every argument but `dry_run`.
+fn payload_hash(args: &BookArgs) -> String {
+    let mut args = args.clone();
+    args.dry_run = false;
+    // Serialising our own plain types cannot fail; an empty hash would only
+    // make a replay look like a conflict, never the reverse.
+    crate::leads::hash(&serde_json::to_string(&args).unwrap_or_default())
+}
+
+fn turn_key(ctx: &ToolContext<'_>, key: &str) -> String {
+    let dealership = ctx.dealership.map_or("", |d| d.profile.id.as_str());
+    format!("{dealership}\u{1f}{}\u{1f}{key}", ctx.principal.name)
+}
+
+fn replay(answer: &str) -> Result<Value, ToolError> {
+    let mut result: BookResult = serde_json::from_str(answer).map_err(|e| {
+        tracing::error!(error = %e, "A stored booking answer could not be read.");
+        ToolError::internal()
+    })?;
+    result.replayed = true;
+    to_json(result)
+}
+
+pub(super) fn idempotency_conflict() -> ToolError {
+    ToolError::new(
+        ErrorCode::ServiceIdempotencyConflict,
+        "This idempotency_key was already used with a different booking; nothing was booked.",
+    )
+    .with_hint(
+        "Use a new idempotency_key for a new booking, or resend the original arguments unchanged.",
+    )
+}
+
+/// A store failure: the detail goes to the log, the caller gets `internal`.
+pub(super) fn store_error(e: crate::store::StoreError) -> ToolError {
+    tracing::error!(error = %e, "Booking store failed.");
+    ToolError::internal()
+}

@@ -1,0 +1,20 @@
+//! Service scheduling tools: `service.check_availability`,
+//! `service.book_appointment` and `service.cancel_appointment`, over the
+//! dealership's scheduler (an Xtime-shaped API in the built-in profiles).
+
+mod availability;
+mod book;
+mod book_args;
+mod cancel;
+mod fallback;
+mod recovery;
+mod slots;
+mod turns;
+mod vehicle;
+
+pub use availability::{AvailabilityArgs, AvailabilityResult, check_availability};
+pub use book::book_appointment;
+pub use book_args::{BOOKING_SCOPE, BookArgs, BookResult, BookingCustomer, BookingStatus};
+pub use cancel::{CancelArgs, CancelResult, cancel_appointment};
+pub use slots::SlotView;
+pub use vehicle::ServiceCode;

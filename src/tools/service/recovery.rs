@@ -1,0 +1,74 @@
+//! The recovery a taken slot comes with: the next open slots from that day on,
+//! and a ready `service.book_appointment` call for the first. Customer details
+//! are left for the caller to add: errors never carry them.
+
+use chrono::{DateTime, Duration, FixedOffset};
+use serde_json::{Value, json};
+
+use super::book_args::BookArgs;
+use super::slots::{lookahead, next_starts};
+use super::vehicle::VehicleRef;
+use crate::adapters::Adapter;
+use crate::gateway::ToolContext;
+use crate::gateway::error::{ErrorCode, ToolError};
+
+/// Alternatives offered with `service.slot_unavailable`.
+const RECOVERY_SLOTS: usize = 5;
+
+/// `service.slot_unavailable`, with the next open slots and a call that books the first.
+pub(super) async fn slot_taken(
+    ctx: &ToolContext<'_>,
+    adapter: &Adapter,
+    args: &BookArgs,
+    vehicle: &VehicleRef,
+    codes: &[String],
+    start: DateTime<FixedOffset>,
+) -> ToolError {
+    let tz = ctx.dealership.map_or(chrono_tz::UTC, |d| d.timezone);
+    let (from, to) = lookahead(start, tz);
+    let slots = next_starts(
+        ctx,
+        adapter,
+        &vehicle.request(codes, from, to),
+        start,
+        RECOVERY_SLOTS,
+    )
+    .await;
+    let error = ToolError::new(
+        ErrorCode::ServiceSlotUnavailable,
+        "That time was taken before it could be booked; nothing was booked.",
+    );
+    // Only what names the slot and the vehicle: customer details stay out of errors.
+    let mut arguments = json!({ "dealership_id": args.dealership_id, "service_codes": codes });
+    let v = args.vehicle();
+    for (name, value) in [
+        ("vin", v.vin.map(Value::from)),
+        ("vehicle_id", v.vehicle_id.map(Value::from)),
+        ("year", v.year.map(Value::from)),
+        ("make", v.make.map(Value::from)),
+        ("model", v.model.map(Value::from)),
+    ] {
+        if let Some(value) = value {
+            arguments[name] = value;
+        }
+    }
+    let Some(first) = slots.first() else {
+        arguments["from"] = json!((to + Duration::days(1)).to_string());
+        arguments["to"] = json!((to + Duration::days(14)).to_string());
+        return error.with_next_tool_call(
+            "service.check_availability",
+            arguments,
+            "No open slots in the following week: look further ahead.",
+        );
+    };
+    arguments["start"] = json!(first.start);
+    let mut error = error.with_next_tool_call(
+        "service.book_appointment",
+        arguments,
+        "Offer the customer one of recovery.slots; book it with the same customer, consent and comment.",
+    );
+    if let Some(Value::Object(recovery)) = error.recovery.as_mut() {
+        recovery.insert("slots".into(), json!(slots));
+    }
+    error
+}
