@@ -11,6 +11,7 @@ pub mod mapping;
 pub mod repair_order;
 pub mod resilience;
 pub mod rest;
+pub mod ro_common;
 pub mod service;
 mod snapshot;
 pub mod valuation;
@@ -19,7 +20,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
-pub use error::AdapterError;
+pub use error::{AdapterError, ErrorClass};
 pub use repair_order::{RepairOrder, RoQuery, RoRef, RoStatus};
 pub use service::{ServiceItem, Slot, SlotRequest};
 pub use snapshot::{InventorySnapshot, Lookup, SoldUnit, UnitRef};

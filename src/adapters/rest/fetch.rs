@@ -258,19 +258,10 @@ enum Classified {
 }
 
 fn class_error(class: ErrorClass, status: u16, code: &str, reply: &Reply) -> Classified {
-    Classified::Error(match class {
-        ErrorClass::Reauthenticate => return Classified::Reauthenticate(status),
-        ErrorClass::Unauthorized => AdapterError::Unauthorized { status },
-        ErrorClass::RateLimited => AdapterError::RateLimited {
-            retry_after: http::retry_after(&reply.headers),
-        },
-        ErrorClass::Timeout => AdapterError::Timeout,
-        ErrorClass::Unavailable => AdapterError::Unavailable(format!("vendor code {code}")),
-        ErrorClass::Rejected => AdapterError::Rejected {
-            status,
-            vendor_code: Some(code.to_owned()),
-        },
-    })
+    match class.error(status, code, http::retry_after(&reply.headers)) {
+        Some(error) => Classified::Error(error),
+        None => Classified::Reauthenticate(status),
+    }
 }
 
 enum NextPage {

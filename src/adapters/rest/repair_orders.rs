@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{Days, NaiveDate, TimeZone, Utc};
+use chrono::{Days, NaiveDate, Utc};
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -16,21 +16,12 @@ use super::RestAdapter;
 use super::fetch::Endpoint;
 use super::profile::{LongOperationSpec, RepairOrdersSpec, RoReadSpec};
 use super::template::{Template, TemplateContext};
+use crate::adapters::AdapterError;
 use crate::adapters::mapping::path::scalar_text;
-use crate::adapters::mapping::{RoMapping, ValuePath, map_repair_order};
+use crate::adapters::mapping::{RoMapping, ValuePath};
 use crate::adapters::repair_order::{RepairOrder, RoQuery, RoRef, RoStatus};
-use crate::adapters::{AdapterError, catalog};
+use crate::adapters::ro_common::{self, RecentOrders};
 use crate::gateway::progress;
-
-/// Request parameters every repair-order read may use.
-const PARAMS: [&str; 6] = [
-    "from",
-    "to",
-    "from_epoch_ms",
-    "to_epoch_ms",
-    "vin",
-    "ro_number",
-];
 
 /// The compiled `[repair_orders]` section.
 pub(super) struct RepairOrdersOp {
@@ -40,8 +31,7 @@ pub(super) struct RepairOrdersOp {
     closed: Option<RoRead>,
     get: Option<RoRead>,
     lookback_days: u32,
-    /// Recent answers by read and parameters; concurrent identical reads share one.
-    recent: moka::future::Cache<String, Arc<Vec<RepairOrder>>>,
+    recent: RecentOrders,
 }
 
 struct RoRead {
@@ -68,17 +58,8 @@ pub(super) fn compile(
     base: &Path,
     errors: &mut Vec<String>,
 ) -> Option<RepairOrdersOp> {
-    let mapping = catalog::read(&spec.mapping, base, catalog::builtin_mapping)
-        .map_err(|e| vec![e])
-        .and_then(|text| RoMapping::from_toml(&text))
-        .map_err(|es| {
-            errors.extend(
-                es.into_iter()
-                    .map(|e| format!("repair-order mapping {}: {e}", spec.mapping)),
-            )
-        })
-        .ok();
-    let names: BTreeMap<String, String> = PARAMS
+    let mapping = ro_common::load_mapping(&spec.mapping, base, errors);
+    let names: BTreeMap<String, String> = ro_common::PARAMS
         .iter()
         .chain(&["operation_id"])
         .map(|p| ((*p).to_owned(), String::new()))
@@ -98,10 +79,7 @@ pub(super) fn compile(
         get: read("get", &spec.get),
         mapping: mapping?,
         lookback_days: spec.closed_lookback_days,
-        recent: moka::future::Cache::builder()
-            .max_capacity(64)
-            .time_to_live(Duration::from_secs(spec.keep_seconds))
-            .build(),
+        recent: RecentOrders::new(spec.keep_seconds),
     };
     if spec.all.is_none() && spec.open.is_none() && spec.closed.is_none() {
         errors.push("profile repair_orders: give `all`, or `open` and/or `closed`".into());
@@ -245,24 +223,7 @@ impl RestAdapter {
         vin: Option<&str>,
         ro_number: Option<&str>,
     ) -> BTreeMap<String, String> {
-        let tz = self.dealership.timezone;
-        let day_start = |d: NaiveDate| {
-            d.and_hms_opt(0, 0, 0)
-                .and_then(|t| tz.from_local_datetime(&t).earliest())
-                .map_or(0, |t| t.timestamp_millis())
-        };
-        let to_end = to.succ_opt().map_or(i64::MAX, |d| day_start(d) - 1);
-        BTreeMap::from([
-            ("from".to_owned(), from.format("%Y-%m-%d").to_string()),
-            ("to".to_owned(), to.format("%Y-%m-%d").to_string()),
-            ("from_epoch_ms".to_owned(), day_start(from).to_string()),
-            ("to_epoch_ms".to_owned(), to_end.to_string()),
-            ("vin".to_owned(), vin.unwrap_or_default().to_owned()),
-            (
-                "ro_number".to_owned(),
-                ro_number.unwrap_or_default().to_owned(),
-            ),
-        ])
+        ro_common::params(self.dealership.timezone, from, to, vin, ro_number)
     }
 
     /// A read's orders, from a recent identical read when there is one.
@@ -278,11 +239,8 @@ impl RestAdapter {
             serde_json::to_string(params).unwrap_or_default()
         );
         op.recent
-            .try_get_with(key, async {
-                self.fetch_orders(op, read, params).await.map(Arc::new)
-            })
+            .get_or_fetch(key, self.fetch_orders(op, read, params))
             .await
-            .map_err(|e| (*e).clone())
     }
 
     async fn fetch_orders(
@@ -308,16 +266,13 @@ impl RestAdapter {
                     .0
             }
         };
-        let (tz, currency) = (self.dealership.timezone, &self.dealership.currency);
-        let total = records.len();
-        let orders: Vec<RepairOrder> = records
-            .iter()
-            .filter_map(|r| map_repair_order(&op.mapping, r, tz, currency))
-            .collect();
-        if orders.len() < total {
-            tracing::warn!(profile = %self.profile_name, skipped = total - orders.len(), "Skipped repair orders without an RO number.");
-        }
-        Ok(orders)
+        Ok(ro_common::map_orders(
+            &op.mapping,
+            &records,
+            self.dealership.timezone,
+            &self.dealership.currency,
+            &self.profile_name,
+        ))
     }
 
     /// Starts the operation, polls its status as advised (reporting progress),
