@@ -14,6 +14,7 @@ pub mod rest;
 pub mod ro_common;
 pub mod service;
 mod snapshot;
+pub mod soap;
 pub mod valuation;
 
 use std::future::Future;
@@ -108,6 +109,7 @@ pub enum Adapter {
     Rest(Box<rest::RestAdapter>),
     Feed(feed::FeedAdapter),
     Adf(AdfSink),
+    Soap(Box<soap::SoapAdapter>),
 }
 
 impl Adapter {
@@ -115,7 +117,7 @@ impl Adapter {
     pub fn lead_channel(&self) -> Option<&'static str> {
         match self {
             Self::Adf(a) => Some(a.channel()),
-            Self::Rest(_) | Self::Feed(_) => None,
+            Self::Rest(_) | Self::Feed(_) | Self::Soap(_) => None,
         }
     }
 }
@@ -126,6 +128,7 @@ impl UpstreamAdapter for Adapter {
             Self::Rest(a) => a.domains(),
             Self::Feed(a) => a.domains(),
             Self::Adf(a) => a.domains(),
+            Self::Soap(a) => a.domains(),
         }
     }
 
@@ -134,6 +137,7 @@ impl UpstreamAdapter for Adapter {
             Self::Rest(a) => a.policy(),
             Self::Feed(a) => a.policy(),
             Self::Adf(a) => a.policy(),
+            Self::Soap(a) => a.policy(),
         }
     }
 
@@ -141,7 +145,7 @@ impl UpstreamAdapter for Adapter {
         match self {
             Self::Rest(a) => a.serves_local_copy(),
             Self::Feed(a) => a.serves_local_copy(),
-            Self::Adf(_) => false,
+            Self::Adf(_) | Self::Soap(_) => false,
         }
     }
 
@@ -149,7 +153,7 @@ impl UpstreamAdapter for Adapter {
         match self {
             Self::Rest(a) => a.inventory().await,
             Self::Feed(a) => a.inventory().await,
-            Self::Adf(_) => Err(AdapterError::Unsupported),
+            Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
         }
     }
 
@@ -159,27 +163,28 @@ impl UpstreamAdapter for Adapter {
     ) -> Result<Option<Valuation>, AdapterError> {
         match self {
             Self::Rest(a) => a.trade_value(request).await,
-            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
         }
     }
 
     async fn service_menu(&self) -> Result<Vec<ServiceItem>, AdapterError> {
         match self {
             Self::Rest(a) => a.service_menu().await,
-            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
         }
     }
 
     async fn service_slots(&self, request: &SlotRequest<'_>) -> Result<Vec<Slot>, AdapterError> {
         match self {
             Self::Rest(a) => a.service_slots(request).await,
-            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
         }
     }
 
     async fn repair_orders(&self, query: &RoQuery<'_>) -> Result<Vec<RepairOrder>, AdapterError> {
         match self {
             Self::Rest(a) => a.repair_orders(query).await,
+            Self::Soap(a) => a.repair_orders(query).await,
             Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
         }
     }
@@ -187,6 +192,7 @@ impl UpstreamAdapter for Adapter {
     async fn repair_order(&self, which: RoRef<'_>) -> Result<Option<RepairOrder>, AdapterError> {
         match self {
             Self::Rest(a) => a.repair_order(which).await,
+            Self::Soap(a) => a.repair_order(which).await,
             Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
         }
     }
@@ -194,7 +200,7 @@ impl UpstreamAdapter for Adapter {
     async fn deliver_lead(&self, lead: &LeadDelivery<'_>) -> Result<DeliveryReceipt, AdapterError> {
         match self {
             Self::Adf(a) => a.deliver(lead).await,
-            Self::Rest(_) | Self::Feed(_) => Err(AdapterError::Unsupported),
+            Self::Rest(_) | Self::Feed(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
         }
     }
 }
