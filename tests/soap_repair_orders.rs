@@ -484,3 +484,21 @@ async fn a_star_status_is_checked_by_the_profile() {
     let (result, _) = star_call("503").await;
     assert_eq!(err(&result)["code"], "upstream.unavailable");
 }
+
+// --- The demo ---
+
+#[tokio::test]
+async fn the_demo_serves_demo_feeds_repair_orders_from_its_opentrack_mock() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let args = json!({ "dealership_id": "demo-feed", "from": "2026-10-21", "to": "2026-11-14" });
+    let answer = ok(&call(&client, "service.list_repair_orders", args).await);
+    assert_eq!(answer["total"], 4);
+    assert_eq!(answer["timezone"], "America/Denver");
+    let get = json!({ "dealership_id": "demo-feed", "ro_number": "60080" });
+    let answer = ok(&call(&client, "service.get_repair_order", get).await);
+    assert_eq!(answer["repair_order"]["customer_initials"], "D. W.");
+    let unknown = json!({ "dealership_id": "demo-feed", "ro_number": "1" });
+    let error = err(&call(&client, "service.get_repair_order", unknown).await);
+    assert_eq!(error["code"], "service.repair_order_not_found");
+}
