@@ -13,7 +13,7 @@ use chrono::{NaiveDate, TimeZone};
 use serde_json::Value;
 
 use super::mapping::{RoMapping, map_repair_order};
-use super::repair_order::RepairOrder;
+use super::repair_order::{RepairOrder, RoStatus};
 use super::{AdapterError, catalog};
 
 /// Request parameters every repair-order read may use.
@@ -67,6 +67,25 @@ pub fn params(
             ro_number.unwrap_or_default().to_owned(),
         ),
     ])
+}
+
+/// The reads answering a list of `statuses`: `all` when the profile has one,
+/// else `open` for open or in-progress orders and `closed` for closed ones.
+pub fn reads_for<'a, T>(
+    statuses: &[RoStatus],
+    all: Option<&'a T>,
+    open: Option<&'a T>,
+    closed: Option<&'a T>,
+) -> Vec<&'a T> {
+    if let Some(all) = all {
+        return vec![all];
+    }
+    let wants_open = statuses.iter().any(|s| s.is_open());
+    let wants_closed = statuses.contains(&RoStatus::Closed);
+    [open.filter(|_| wants_open), closed.filter(|_| wants_closed)]
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// Maps records to orders; records without an RO number are skipped and

@@ -19,7 +19,7 @@ use super::template::{Template, TemplateContext};
 use crate::adapters::AdapterError;
 use crate::adapters::mapping::path::scalar_text;
 use crate::adapters::mapping::{RoMapping, ValuePath};
-use crate::adapters::repair_order::{RepairOrder, RoQuery, RoRef, RoStatus};
+use crate::adapters::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::adapters::ro_common::{self, RecentOrders};
 use crate::gateway::progress;
 
@@ -159,18 +159,12 @@ impl RestAdapter {
     ) -> Result<Vec<RepairOrder>, AdapterError> {
         let op = self.ro_op()?;
         let params = self.ro_params(query.from, query.to, query.vin, None);
-        let wants_open = query.statuses.iter().any(|s| s.is_open());
-        let wants_closed = query.statuses.contains(&RoStatus::Closed);
-        let reads: Vec<&RoRead> = match &op.all {
-            Some(all) => vec![all],
-            None => [
-                op.open.as_ref().filter(|_| wants_open),
-                op.closed.as_ref().filter(|_| wants_closed),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
-        };
+        let reads = ro_common::reads_for(
+            query.statuses,
+            op.all.as_ref(),
+            op.open.as_ref(),
+            op.closed.as_ref(),
+        );
         // Open and closed queries are independent: a slow DMS answers both at once.
         let answers = futures::future::try_join_all(
             reads

@@ -23,7 +23,7 @@ use super::catalog;
 use super::repair_order::{RepairOrder, RoQuery, RoRef};
 use super::resilience::UpstreamPolicy;
 use super::rest::DealershipContext;
-use super::rest::template::{NO_PARAMS, Template, TemplateContext};
+use super::rest::template::{self, NO_PARAMS, Template, TemplateContext};
 use super::{AdapterError, ErrorClass, InventorySnapshot, UpstreamAdapter, UpstreamInstance};
 use crate::config::{SecretSource, SoapUpstreamConfig, resolve_secret};
 use crate::model::Domain;
@@ -80,7 +80,7 @@ impl SoapAdapter {
             dealership_id: &dealership.id,
             params: &NO_PARAMS,
         };
-        let headers = compile_headers(&profile.headers, &ctx, &mut errors);
+        let headers = template::compile_headers(&profile.headers, &ctx, &mut errors);
         let repair_orders = profile
             .repair_orders
             .as_ref()
@@ -153,25 +153,6 @@ fn build_credentials(
         username: username?,
         password: password?,
     })
-}
-
-fn compile_headers(
-    headers: &BTreeMap<String, String>,
-    ctx: &TemplateContext<'_>,
-    errors: &mut Vec<String>,
-) -> Vec<(HeaderName, Template)> {
-    headers
-        .iter()
-        .filter_map(|(name, value)| {
-            let header = HeaderName::try_from(name.as_str())
-                .map_err(|_| errors.push(format!("profile headers.{name}: not a header name")))
-                .ok()?;
-            let template = Template::compile(value, ctx)
-                .map_err(|e| errors.push(format!("profile headers.{name}: {e}")))
-                .ok()?;
-            Some((header, template))
-        })
-        .collect()
 }
 
 /// What serde cannot say about a profile: the domains it claims and codes it

@@ -19,7 +19,7 @@ use super::call::{SoapOperation, compile_operation};
 use super::profile::{SoapOperationSpec, SoapRepairOrdersSpec};
 use crate::adapters::AdapterError;
 use crate::adapters::mapping::{RoMapping, list_at};
-use crate::adapters::repair_order::{RepairOrder, RoQuery, RoRef, RoStatus};
+use crate::adapters::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::adapters::rest::template::TemplateContext;
 use crate::adapters::ro_common::{self, RecentOrders};
 use crate::gateway::progress;
@@ -97,18 +97,12 @@ impl SoapAdapter {
         query: &RoQuery<'_>,
     ) -> Result<Vec<RepairOrder>, AdapterError> {
         let ops = self.ro_ops()?;
-        let wants_open = query.statuses.iter().any(|s| s.is_open());
-        let wants_closed = query.statuses.contains(&RoStatus::Closed);
-        let reads: Vec<&SoapOperation> = match &ops.all {
-            Some(all) => vec![all],
-            None => [
-                ops.open.as_ref().filter(|_| wants_open),
-                ops.closed.as_ref().filter(|_| wants_closed),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
-        };
+        let reads = ro_common::reads_for(
+            query.statuses,
+            ops.all.as_ref(),
+            ops.open.as_ref(),
+            ops.closed.as_ref(),
+        );
         if reads.is_empty() {
             return Err(AdapterError::Unsupported);
         }
