@@ -1062,6 +1062,32 @@ Imitates Cox Automotive Xtime scheduling answers for a Central-time store:
 - `error-slot-unavailable.json`: the in-band answer when the slot was taken.
 - `cancel-ok.json`, `error-appointment-not-found.json`: answers to a
   cancellation of a known and of an unknown appointment id.
+
+## Repair orders: `cdk/repair-orders/`, `tekion/`, `opentrack/`
+
+Written by `scripts/gen_repair_orders.py` (not this script) from one fictional
+order book of eight repair orders (four open or in progress, four closed;
+Central time, "today" 2026-11-17), rendered in three upstream shapes. A test
+checks that every shape maps to the same canonical orders.
+
+- `cdk/repair-orders/`: CDK Drive long-operation replies: `start-open.json`,
+  `start-closed.json` (`status: received`, `checkStatusAfterSeconds`),
+  `status-received.json`, `status-complete.json`, `status-error.json`, and the
+  results `result-open.json` / `result-closed.json` (`{{"data": [...]}}`; dates
+  and times in separate fields, money and hours as strings, `cityStateZip` as
+  one string, one-letter job status codes).
+- `tekion/`: `token.json` (wrapped in `data`), `repair-orders-page-1.json` and
+  `-page-2.json` (`meta.nextFetchKey` on the first), `repair-order-60102.json`,
+  `repair-order-none.json`, `error-dealer.json` (`meta.status: failure` on
+  HTTP 200); epoch-millisecond times, one object per pay type under `invoice`.
+- `opentrack/`: Dealertrack OpenTrack SOAP 1.2 answers (`POST /serviceapi.asmx`,
+  dates `YYYYMMDDHHMM`): `closed-repair-orders-YYYYMMDD.xml`
+  (`GetClosedRepairOrders` for one close day: 2026-10-21, 2026-11-05,
+  2026-11-13, 2026-11-14) and `closed-repair-orders-none.xml` (any other day);
+  `repair-order-details-<number>.xml` (`GetClosedRepairOrderDetails` for 60080,
+  60090, 60095, 60096) and `repair-order-details-none.xml` (an unknown number);
+  `fault-authentication.xml` (`wsse:FailedAuthentication`) and
+  `fault-dealer.xml` (`ot:InvalidDealer`), SOAP 1.2 faults served with HTTP 500.
 """
 
 

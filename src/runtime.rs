@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::adapters::feed::FeedAdapter;
 use crate::adapters::resilience::UpstreamPolicy;
 use crate::adapters::rest::{DealershipContext, RestAdapter};
+use crate::adapters::soap::SoapAdapter;
 use crate::adapters::{Adapter, AdfSink, UpstreamAdapter, UpstreamInstance};
 use crate::config::{
     Config, ConfigError, ConfigErrors, DealershipConfig, LeadsConfig, StoreConfig, UpstreamConfig,
@@ -301,6 +302,8 @@ fn build_adapter(
                 feeds.push(f.clone());
                 Adapter::Feed(f)
             }),
+        UpstreamConfig::Soap(soap) => SoapAdapter::build(&instance, context.clone(), soap, base)
+            .map(|a| Adapter::Soap(Box::new(a))),
         UpstreamConfig::AdfHttp(http) => AdfSink::http(&instance, http, base).map(Adapter::Adf),
         UpstreamConfig::AdfEmail(email) => AdfSink::email(&instance, email, base).map(Adapter::Adf),
     };

@@ -139,6 +139,7 @@ fn demo_config(upstream: &str) -> String {
         .replace("{blackbook_url}", upstream)
         .replace("{xtime_url}", upstream)
         .replace("{tekion_url}", upstream)
+        .replace("{opentrack_url}", upstream)
         .replace("{smtp_port}", "2525")
         .replace("{listen}", "127.0.0.1:8787")
 }
@@ -186,7 +187,7 @@ fn the_demo_template_is_ok() {
     assert!(
         outcome
             .stdout
-            .contains("OK (3 dealership(s), 7 upstream(s), 2 token(s))"),
+            .contains("OK (3 dealership(s), 8 upstream(s), 2 token(s))"),
         "{outcome:?}"
     );
     assert!(!outcome.stderr.contains("problem"), "{outcome:?}");
@@ -605,6 +606,115 @@ timeout = "2s"
                 "must be shorter than leads.delivery.lease",
             ),
         ],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// SOAP upstreams
+// ---------------------------------------------------------------------------
+
+/// A dealership whose repair orders come from SOAP upstream `ot` with `settings`.
+fn soap_config(settings: &str) -> String {
+    format!(
+        r#"
+[[dealerships]]
+id = "acme"
+name = "Acme Motors"
+timezone = "America/Chicago"
+{ADDRESS}
+routes = {{ repair_orders = "ot" }}
+
+[upstreams.ot]
+kind = "soap"
+base_url = "https://opentrack.example/ot"
+vars = {{ enterprise_code = "EC", company_number = "CN" }}
+{settings}
+
+[[tokens]]
+name = "acme"
+secret = {{ value = "acme-token" }}
+dealerships = ["acme"]
+scopes = ["amcp:service:read"]
+"#
+    )
+}
+
+/// The built-in OpenTrack profile with `edit` applied, written to a file.
+fn opentrack_variant(dir: &tempfile::TempDir, edit: impl Fn(&str) -> String) -> String {
+    let original = dms_bridge::adapters::catalog::builtin_profile("opentrack").unwrap();
+    let path = dir.path().join("my-opentrack.toml");
+    std::fs::write(&path, edit(original)).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_soap_upstream_with_the_opentrack_profile_is_ok() {
+    let outcome = check(&soap_config(
+        r#"profile = "opentrack"
+username = { value = "u" }
+password = { value = "p" }"#,
+    ));
+    assert_eq!(outcome.code, 0, "{outcome:?}");
+}
+
+#[test]
+fn soap_upstream_problems_are_listed_with_their_paths() {
+    let missing_username = soap_config(
+        r#"profile = "opentrack"
+password = { env = "SOME_UNSET_VAR_XYZ" }"#,
+    );
+    assert_problems(
+        &check(&missing_username),
+        &[
+            ("upstreams.ot.username", "required by the profile"),
+            ("upstreams.ot.password", "SOME_UNSET_VAR_XYZ"),
+        ],
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let unknown_key = opentrack_variant(&dir, |p| p.replace("soap_action_header", "soap_action"));
+    let outcome = check(&soap_config(&format!(
+        r#"profile = "{unknown_key}"
+username = {{ value = "u" }}
+password = {{ value = "p" }}"#
+    )));
+    assert_problems(&outcome, &[("upstreams.ot.profile", "soap_action")]);
+
+    let bad_templates = opentrack_variant(&dir, |p| {
+        p.replace("{vars.company_number}", "{vars.company_no}")
+    });
+    let outcome = check(&soap_config(&format!(
+        r#"profile = "{bad_templates}"
+username = {{ value = "u" }}
+password = {{ value = "p" }}"#
+    )));
+    assert_problems(
+        &outcome,
+        &[
+            (
+                "upstreams.ot",
+                "repair_orders.closed.body: {vars.company_no} is not defined",
+            ),
+            (
+                "upstreams.ot",
+                "repair_orders.get.body: {vars.company_no} is not defined",
+            ),
+        ],
+    );
+    let not_xml = opentrack_variant(&dir, |p| {
+        p.replace("<request><CloseDate>", "<request><CloseDate")
+    });
+    let outcome = check(&soap_config(&format!(
+        r#"profile = "{not_xml}"
+username = {{ value = "u" }}
+password = {{ value = "p" }}"#
+    )));
+    assert_problems(
+        &outcome,
+        &[(
+            "upstreams.ot",
+            "repair_orders.closed.body: not well-formed XML",
+        )],
     );
 }
 

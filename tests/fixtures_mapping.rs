@@ -14,6 +14,7 @@ use dms_bridge::adapters::mapping::{
     MapContext, MappedUnit, RoMapping, VehicleMapping, map_vehicle,
 };
 use dms_bridge::adapters::rest::profile::Profile;
+use dms_bridge::adapters::soap::profile::SoapProfile;
 use dms_bridge::model::Vehicle;
 use serde_json::Value;
 
@@ -316,6 +317,13 @@ fn google_vehicle_listings_maps_every_row() {
 // The catalog as a whole
 // ---------------------------------------------------------------------------
 
+/// SOAP profiles say which SOAP version they speak; REST profiles have no such key.
+fn is_soap_profile(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text)
+        .unwrap()
+        .contains_key("version")
+}
+
 /// Stems of `*.toml` files in a repo folder.
 fn toml_stems(dir: &str) -> BTreeSet<String> {
     std::fs::read_dir(repo_file(dir))
@@ -386,6 +394,18 @@ fn every_builtin_profile_parses_and_names_a_builtin_mapping() {
             Some(text.as_str()),
             "{name} embeds its file"
         );
+        if is_soap_profile(&text) {
+            let profile = SoapProfile::from_toml(&text)
+                .unwrap_or_else(|e| panic!("adapters/{name}.toml: {e}"));
+            assert_eq!(&profile.name, name);
+            let ros = profile
+                .repair_orders
+                .expect("a SOAP profile reads repair orders");
+            let mapping = builtin_mapping(&ros.mapping)
+                .unwrap_or_else(|| panic!("{name}'s repair-order mapping is a built-in"));
+            RoMapping::from_toml(mapping).unwrap_or_else(|e| panic!("{}: {e:?}", ros.mapping));
+            continue;
+        }
         let profile =
             Profile::from_toml(&text).unwrap_or_else(|e| panic!("adapters/{name}.toml: {e}"));
         assert_eq!(&profile.name, name);
@@ -461,4 +481,60 @@ fn every_path_the_xtime_profile_reads_exists_in_its_fixtures() {
             );
         }
     }
+}
+
+#[test]
+fn the_opentrack_profile_reads_every_fixture_answer() {
+    use dms_bridge::adapters::mapping::{ValuePath, list_at, map_repair_order};
+    use dms_bridge::adapters::soap::{envelope, xml};
+
+    let profile = SoapProfile::from_toml(&read("adapters/opentrack.toml")).unwrap();
+    let ros = profile.repair_orders.unwrap();
+    let mapping = RoMapping::from_toml(builtin_mapping(&ros.mapping).unwrap()).unwrap();
+    let closed = ValuePath::parse(&ros.closed.unwrap().records).unwrap();
+    let get = ValuePath::parse(&ros.get.unwrap().records).unwrap();
+    let dir = repo_file("wiremock-fixtures/opentrack");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let mut mapped = 0;
+    for file in &files {
+        let raw = read(&format!("wiremock-fixtures/opentrack/{file}"));
+        let doc = xml::to_json(raw.as_bytes()).unwrap_or_else(|e| panic!("{file}: {e}"));
+        if file.starts_with("fault-") {
+            let fault = envelope::fault(&doc).unwrap_or_else(|| panic!("{file} is a fault"));
+            let subcode = fault.subcode.unwrap();
+            assert!(
+                profile.errors.faults.contains_key(&subcode),
+                "{file}: {subcode}"
+            );
+            continue;
+        }
+        let records_at = if file.starts_with("closed-") {
+            &closed
+        } else {
+            &get
+        };
+        let records = list_at(records_at, &doc);
+        assert_eq!(
+            records.len(),
+            raw.matches("<RepairOrder>").count(),
+            "{file}"
+        );
+        for record in records {
+            let ro = map_repair_order(&mapping, record, chrono_tz::America::Chicago, "USD")
+                .unwrap_or_else(|| panic!("{file}: a record without an RO number"));
+            assert!(raw.contains(&format!("<RepairOrderNumber>{}<", ro.ro_number)));
+            assert!(ro.closed_at.is_some() && ro.opened_at.is_some(), "{file}");
+            assert!(
+                ro.vehicle.vin.is_some() && ro.customer_name.is_some(),
+                "{file}"
+            );
+            assert!(!ro.jobs.is_empty() && !ro.totals.is_empty(), "{file}");
+            mapped += 1;
+        }
+    }
+    assert_eq!(mapped, 8, "four close days and four details");
 }

@@ -369,7 +369,7 @@ async fn dealership_profile_comes_from_configuration() {
     assert_eq!(profile["currency"], "USD");
     assert_eq!(
         profile["domains"],
-        json!(["inventory", "leads", "service", "deals"])
+        json!(["inventory", "leads", "service", "repair_orders", "deals"])
     );
     assert_eq!(profile["phones"][0]["number"], "+15125550140");
     assert_eq!(profile["hours"][0]["weekly"]["monday"], "09:00-20:00");

@@ -34,7 +34,7 @@ async fn stdio_serves_the_token_holder() {
             .await
             .unwrap();
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 12);
+    assert_eq!(tools.len(), 14);
     let page = client
         .call_tool(
             CallToolRequestParams::new("inventory.search")

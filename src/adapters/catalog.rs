@@ -1,7 +1,7 @@
 //! Built-in vendor profiles (`adapters/`) and field mappings (`mappings/`),
 //! embedded so the binary works on its own; configs may also point at files.
 
-pub const PROFILES: &[&str] = &["cdk-fortellis", "blackbook", "xtime", "tekion"];
+pub const PROFILES: &[&str] = &["cdk-fortellis", "blackbook", "xtime", "tekion", "opentrack"];
 pub const MAPPINGS: &[&str] = &[
     "cdk-inventory",
     "homenet-csv",
@@ -17,6 +17,7 @@ pub fn builtin_profile(name: &str) -> Option<&'static str> {
         "blackbook" => include_str!("../../adapters/blackbook.toml"),
         "xtime" => include_str!("../../adapters/xtime.toml"),
         "tekion" => include_str!("../../adapters/tekion.toml"),
+        "opentrack" => include_str!("../../adapters/opentrack.toml"),
         _ => return None,
     })
 }

@@ -67,3 +67,46 @@ impl AdapterError {
         matches!(self, Self::Unavailable(_) | Self::Timeout)
     }
 }
+
+/// What a vendor error code (or SOAP fault) means, as profiles write it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// The token is stale: fetch a new one and retry once.
+    Reauthenticate,
+    Unauthorized,
+    RateLimited,
+    Timeout,
+    Unavailable,
+    Rejected,
+    /// A booking asked for a slot someone else took.
+    SlotUnavailable,
+    /// The record the request names (an appointment id) does not exist.
+    NotFound,
+}
+
+impl ErrorClass {
+    /// The error a reply of this class is, given its HTTP status, the vendor code
+    /// the profile knew and the upstream's `Retry-After`. `None` for
+    /// [`Self::Reauthenticate`]: only a kind with tokens can act on it.
+    pub fn error(
+        self,
+        status: u16,
+        code: &str,
+        retry_after: Option<Duration>,
+    ) -> Option<AdapterError> {
+        Some(match self {
+            Self::Reauthenticate => return None,
+            Self::Unauthorized => AdapterError::Unauthorized { status },
+            Self::RateLimited => AdapterError::RateLimited { retry_after },
+            Self::Timeout => AdapterError::Timeout,
+            Self::Unavailable => AdapterError::Unavailable(format!("vendor code {code}")),
+            Self::Rejected => AdapterError::Rejected {
+                status,
+                vendor_code: Some(code.to_owned()),
+            },
+            Self::SlotUnavailable => AdapterError::SlotUnavailable,
+            Self::NotFound => AdapterError::NotFound,
+        })
+    }
+}

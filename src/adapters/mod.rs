@@ -11,15 +11,17 @@ pub mod mapping;
 pub mod repair_order;
 pub mod resilience;
 pub mod rest;
+pub mod ro_common;
 pub mod service;
 mod snapshot;
+pub mod soap;
 pub mod valuation;
 
 use std::future::Future;
 use std::sync::Arc;
 
 pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
-pub use error::AdapterError;
+pub use error::{AdapterError, ErrorClass};
 pub use repair_order::{RepairOrder, RoQuery, RoRef, RoStatus};
 pub use service::{
     BookedStatus, Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest,
@@ -125,6 +127,7 @@ pub enum Adapter {
     Rest(Box<rest::RestAdapter>),
     Feed(feed::FeedAdapter),
     Adf(AdfSink),
+    Soap(Box<soap::SoapAdapter>),
 }
 
 impl Adapter {
@@ -132,7 +135,7 @@ impl Adapter {
     pub fn lead_channel(&self) -> Option<&'static str> {
         match self {
             Self::Adf(a) => Some(a.channel()),
-            Self::Rest(_) | Self::Feed(_) => None,
+            Self::Rest(_) | Self::Feed(_) | Self::Soap(_) => None,
         }
     }
 }
@@ -143,6 +146,7 @@ impl UpstreamAdapter for Adapter {
             Self::Rest(a) => a.domains(),
             Self::Feed(a) => a.domains(),
             Self::Adf(a) => a.domains(),
+            Self::Soap(a) => a.domains(),
         }
     }
 
@@ -151,6 +155,7 @@ impl UpstreamAdapter for Adapter {
             Self::Rest(a) => a.policy(),
             Self::Feed(a) => a.policy(),
             Self::Adf(a) => a.policy(),
+            Self::Soap(a) => a.policy(),
         }
     }
 
@@ -158,7 +163,7 @@ impl UpstreamAdapter for Adapter {
         match self {
             Self::Rest(a) => a.serves_local_copy(),
             Self::Feed(a) => a.serves_local_copy(),
-            Self::Adf(_) => false,
+            Self::Adf(_) | Self::Soap(_) => false,
         }
     }
 
@@ -166,7 +171,7 @@ impl UpstreamAdapter for Adapter {
         match self {
             Self::Rest(a) => a.inventory().await,
             Self::Feed(a) => a.inventory().await,
-            Self::Adf(_) => Err(AdapterError::Unsupported),
+            Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
         }
     }
 
@@ -176,27 +181,28 @@ impl UpstreamAdapter for Adapter {
     ) -> Result<Option<Valuation>, AdapterError> {
         match self {
             Self::Rest(a) => a.trade_value(request).await,
-            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
         }
     }
 
     async fn service_menu(&self) -> Result<Vec<ServiceItem>, AdapterError> {
         match self {
             Self::Rest(a) => a.service_menu().await,
-            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
         }
     }
 
     async fn service_slots(&self, request: &SlotRequest<'_>) -> Result<Vec<Slot>, AdapterError> {
         match self {
             Self::Rest(a) => a.service_slots(request).await,
-            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
         }
     }
 
     async fn repair_orders(&self, query: &RoQuery<'_>) -> Result<Vec<RepairOrder>, AdapterError> {
         match self {
             Self::Rest(a) => a.repair_orders(query).await,
+            Self::Soap(a) => a.repair_orders(query).await,
             Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
         }
     }
@@ -207,13 +213,14 @@ impl UpstreamAdapter for Adapter {
     ) -> Result<Booking, AdapterError> {
         match self {
             Self::Rest(a) => a.book_appointment(request).await,
-            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
         }
     }
 
     async fn repair_order(&self, which: RoRef<'_>) -> Result<Option<RepairOrder>, AdapterError> {
         match self {
             Self::Rest(a) => a.repair_order(which).await,
+            Self::Soap(a) => a.repair_order(which).await,
             Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
         }
     }
@@ -221,14 +228,14 @@ impl UpstreamAdapter for Adapter {
     async fn cancel_appointment(&self, request: &CancelRequest<'_>) -> Result<(), AdapterError> {
         match self {
             Self::Rest(a) => a.cancel_appointment(request).await,
-            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
+            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
         }
     }
 
     async fn deliver_lead(&self, lead: &LeadDelivery<'_>) -> Result<DeliveryReceipt, AdapterError> {
         match self {
             Self::Adf(a) => a.deliver(lead).await,
-            Self::Rest(_) | Self::Feed(_) => Err(AdapterError::Unsupported),
+            Self::Rest(_) | Self::Feed(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
         }
     }
 }

@@ -10,6 +10,7 @@ mod gateway;
 mod leads;
 mod load;
 mod secret;
+mod soap;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ pub use gateway::{
 pub use leads::{AdfEmailConfig, AdfHttpConfig, DeliveryConfig, LeadsConfig, SmtpTls};
 pub use load::{ConfigError, ConfigErrors, from_toml_str, load_file};
 pub use secret::{SecretSource, resolve_secret};
+pub use soap::SoapUpstreamConfig;
 
 use crate::model::Domain;
 use crate::model::dealership::{Address, Geo, Hours, Phone};
@@ -169,6 +171,8 @@ pub enum UpstreamConfig {
     AdfHttp(AdfHttpConfig),
     /// A CRM's ADF XML lead intake by e-mail (SMTP).
     AdfEmail(AdfEmailConfig),
+    /// A SOAP/XML web service driven by a declarative SOAP profile.
+    Soap(SoapUpstreamConfig),
 }
 
 impl UpstreamConfig {
@@ -179,6 +183,7 @@ impl UpstreamConfig {
             Self::Feed(f) => &f.resilience,
             Self::AdfHttp(h) => &h.resilience,
             Self::AdfEmail(e) => &e.resilience,
+            Self::Soap(s) => &s.resilience,
         }
     }
 
@@ -189,6 +194,7 @@ impl UpstreamConfig {
             Self::Feed(f) => f.timeout,
             Self::AdfHttp(h) => h.timeout,
             Self::AdfEmail(e) => e.timeout,
+            Self::Soap(s) => s.timeout,
         }
     }
 }

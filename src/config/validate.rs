@@ -198,18 +198,7 @@ fn validate_upstream(
             if let Some(url) = &r.token_url {
                 check_url(&format!("{path}.token_url"), url, errors);
             }
-            if !catalog::is_file_reference(&r.profile)
-                && catalog::builtin_profile(&r.profile).is_none()
-            {
-                errors.push(ConfigError::new(
-                    format!("{path}.profile"),
-                    format!(
-                        "no built-in profile {:?}; built-ins: {}",
-                        r.profile,
-                        catalog::PROFILES.join(", ")
-                    ),
-                ));
-            }
+            check_profile(path, &r.profile, errors);
         }
         UpstreamConfig::Feed(f) => {
             check_url(&format!("{path}.url"), &f.url, errors);
@@ -232,17 +221,34 @@ fn validate_upstream(
                 ));
             }
         }
+        UpstreamConfig::Soap(s) => {
+            check_url(&format!("{path}.base_url"), &s.base_url, errors);
+            check_profile(path, &s.profile, errors);
+        }
         UpstreamConfig::AdfHttp(h) => check_url(&format!("{path}.url"), &h.url, errors),
         UpstreamConfig::AdfEmail(e) => super::leads::validate_email(path, e, errors),
     }
 }
 
-/// Feeds only carry inventory; REST profiles declare their domains, checked at build time.
+/// A built-in profile name must exist; a file is read (and checked) at build time.
+fn check_profile(path: &str, profile: &str, errors: &mut Vec<ConfigError>) {
+    if !catalog::is_file_reference(profile) && catalog::builtin_profile(profile).is_none() {
+        errors.push(ConfigError::new(
+            format!("{path}.profile"),
+            format!(
+                "no built-in profile {profile:?}; built-ins: {}",
+                catalog::PROFILES.join(", ")
+            ),
+        ));
+    }
+}
+
+/// Feeds only carry inventory; REST and SOAP profiles declare their domains, checked at build time.
 fn upstream_serves(upstream: &UpstreamConfig, domain: Domain) -> bool {
     match upstream {
         UpstreamConfig::Feed(_) => domain == Domain::Inventory,
         UpstreamConfig::AdfHttp(_) | UpstreamConfig::AdfEmail(_) => domain == Domain::Leads,
-        UpstreamConfig::Rest(_) => true,
+        UpstreamConfig::Rest(_) | UpstreamConfig::Soap(_) => true,
     }
 }
 

@@ -8,6 +8,7 @@ pub mod mock_cdk;
 mod mock_cdk_drive;
 pub mod mock_crm;
 pub mod mock_feed;
+pub mod mock_opentrack;
 pub mod mock_smtp;
 pub mod mock_tekion;
 pub mod mock_xtime;
@@ -45,6 +46,8 @@ pub struct MockUpstreams {
     pub xtime_url: String,
     /// A Tekion-shaped DMS (demo-tekion's repair orders).
     pub tekion_url: String,
+    /// A Dealertrack OpenTrack-shaped SOAP service (demo-feed's repair orders).
+    pub opentrack_url: String,
 }
 
 /// Starts the mock upstreams on ephemeral loopback ports.
@@ -72,6 +75,7 @@ pub async fn start_mocks(
     let blackbook_url = serve(mock_blackbook::router(), cancel.child_token()).await?;
     let xtime_url = serve(mock_xtime::router(), cancel.child_token()).await?;
     let tekion_url = serve(mock_tekion::router(), cancel.child_token()).await?;
+    let opentrack_url = serve(mock_opentrack::router(), cancel.child_token()).await?;
     Ok(MockUpstreams {
         cdk_url,
         feed_url,
@@ -82,6 +86,7 @@ pub async fn start_mocks(
         blackbook_url,
         xtime_url,
         tekion_url,
+        opentrack_url,
     })
 }
 
@@ -111,6 +116,7 @@ pub fn render(mocks: &MockUpstreams, listen: SocketAddr) -> String {
         .replace("{blackbook_url}", &mocks.blackbook_url)
         .replace("{xtime_url}", &mocks.xtime_url)
         .replace("{tekion_url}", &mocks.tekion_url)
+        .replace("{opentrack_url}", &mocks.opentrack_url)
         .replace("{smtp_port}", &mocks.smtp.addr().port().to_string())
         .replace("{listen}", &listen.to_string())
 }

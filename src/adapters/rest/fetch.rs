@@ -231,8 +231,8 @@ impl RestAdapter {
     }
 }
 
-/// The records of one answer: a list at `records_at` (absent = none), or the
-/// answer itself; one object where a list belongs counts as a list of one.
+/// The records of one answer: the list at `records_at` (absent = none), or the
+/// answer itself.
 pub(super) fn records_in(
     body: &Value,
     records_at: Option<&ValuePath>,
@@ -246,7 +246,7 @@ pub(super) fn records_in(
     };
     match list {
         Value::Array(items) => Ok(items.clone()),
-        Value::Object(_) if records_at.is_some() => Ok(vec![list.clone()]),
+        // JSON APIs send lists as arrays: anything else is a broken answer, not one record.
         _ => Err(AdapterError::InvalidResponse(
             "records are not a list".into(),
         )),
@@ -282,21 +282,10 @@ enum Classified {
 }
 
 fn class_error(class: ErrorClass, status: u16, code: &str, reply: &Reply) -> Classified {
-    Classified::Error(match class {
-        ErrorClass::Reauthenticate => return Classified::Reauthenticate(status),
-        ErrorClass::Unauthorized => AdapterError::Unauthorized { status },
-        ErrorClass::RateLimited => AdapterError::RateLimited {
-            retry_after: http::retry_after(&reply.headers),
-        },
-        ErrorClass::Timeout => AdapterError::Timeout,
-        ErrorClass::Unavailable => AdapterError::Unavailable(format!("vendor code {code}")),
-        ErrorClass::SlotUnavailable => AdapterError::SlotUnavailable,
-        ErrorClass::NotFound => AdapterError::NotFound,
-        ErrorClass::Rejected => AdapterError::Rejected {
-            status,
-            vendor_code: Some(code.to_owned()),
-        },
-    })
+    match class.error(status, code, http::retry_after(&reply.headers)) {
+        Some(error) => Classified::Error(error),
+        None => Classified::Reauthenticate(status),
+    }
 }
 
 enum NextPage {

@@ -132,19 +132,7 @@ impl RestAdapter {
             dealership_id: &dealership.id,
             params: &template::NO_PARAMS,
         };
-        let headers: Vec<(HeaderName, Template)> = profile
-            .headers
-            .iter()
-            .filter_map(|(name, value)| {
-                let header = HeaderName::try_from(name.as_str())
-                    .map_err(|_| errors.push(format!("profile headers.{name}: not a header name")))
-                    .ok()?;
-                let template = Template::compile(value, &ctx)
-                    .map_err(|e| errors.push(format!("profile headers.{name}: {e}")))
-                    .ok()?;
-                Some((header, template))
-            })
-            .collect();
+        let headers = template::compile_headers(&profile.headers, &ctx, &mut errors);
         let inventory = profile
             .inventory
             .as_ref()

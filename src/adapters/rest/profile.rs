@@ -354,21 +354,7 @@ pub struct InBandSpec {
     pub not_equals: Option<Value>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorClass {
-    /// The token is stale: fetch a new one and retry once.
-    Reauthenticate,
-    Unauthorized,
-    RateLimited,
-    Timeout,
-    Unavailable,
-    Rejected,
-    /// A booking asked for a slot someone else took.
-    SlotUnavailable,
-    /// The record the request names (an appointment id) does not exist.
-    NotFound,
-}
+pub use crate::adapters::ErrorClass;
 
 impl Profile {
     pub fn from_toml(text: &str) -> Result<Self, String> {

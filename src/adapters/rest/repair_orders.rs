@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{Days, NaiveDate, TimeZone, Utc};
+use chrono::{Days, NaiveDate, Utc};
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -16,21 +16,12 @@ use super::RestAdapter;
 use super::fetch::Endpoint;
 use super::profile::{LongOperationSpec, RepairOrdersSpec, RoReadSpec};
 use super::template::{Template, TemplateContext};
+use crate::adapters::AdapterError;
 use crate::adapters::mapping::path::scalar_text;
-use crate::adapters::mapping::{RoMapping, ValuePath, map_repair_order};
-use crate::adapters::repair_order::{RepairOrder, RoQuery, RoRef, RoStatus};
-use crate::adapters::{AdapterError, catalog};
+use crate::adapters::mapping::{RoMapping, ValuePath};
+use crate::adapters::repair_order::{RepairOrder, RoQuery, RoRef};
+use crate::adapters::ro_common::{self, RecentOrders};
 use crate::gateway::progress;
-
-/// Request parameters every repair-order read may use.
-const PARAMS: [&str; 6] = [
-    "from",
-    "to",
-    "from_epoch_ms",
-    "to_epoch_ms",
-    "vin",
-    "ro_number",
-];
 
 /// The compiled `[repair_orders]` section.
 pub(super) struct RepairOrdersOp {
@@ -40,9 +31,7 @@ pub(super) struct RepairOrdersOp {
     closed: Option<RoRead>,
     get: Option<RoRead>,
     lookback_days: u32,
-    /// Recent answers by read and parameters; concurrent identical reads share
-    /// one. `None` when the profile keeps nothing.
-    recent: Option<moka::future::Cache<String, Arc<Vec<RepairOrder>>>>,
+    recent: RecentOrders,
 }
 
 struct RoRead {
@@ -69,17 +58,8 @@ pub(super) fn compile(
     base: &Path,
     errors: &mut Vec<String>,
 ) -> Option<RepairOrdersOp> {
-    let mapping = catalog::read(&spec.mapping, base, catalog::builtin_mapping)
-        .map_err(|e| vec![e])
-        .and_then(|text| RoMapping::from_toml(&text))
-        .map_err(|es| {
-            errors.extend(
-                es.into_iter()
-                    .map(|e| format!("repair-order mapping {}: {e}", spec.mapping)),
-            )
-        })
-        .ok();
-    let names: BTreeMap<String, String> = PARAMS
+    let mapping = ro_common::load_mapping(&spec.mapping, base, errors);
+    let names: BTreeMap<String, String> = ro_common::PARAMS
         .iter()
         .chain(&["operation_id"])
         .map(|p| ((*p).to_owned(), String::new()))
@@ -99,12 +79,7 @@ pub(super) fn compile(
         get: read("get", &spec.get),
         mapping: mapping?,
         lookback_days: spec.closed_lookback_days,
-        recent: (spec.keep_seconds > 0).then(|| {
-            moka::future::Cache::builder()
-                .max_capacity(64)
-                .time_to_live(Duration::from_secs(spec.keep_seconds))
-                .build()
-        }),
+        recent: RecentOrders::new(spec.keep_seconds),
     };
     if spec.all.is_none() && spec.open.is_none() && spec.closed.is_none() {
         errors.push("profile repair_orders: give `all`, or `open` and/or `closed`".into());
@@ -184,18 +159,12 @@ impl RestAdapter {
     ) -> Result<Vec<RepairOrder>, AdapterError> {
         let op = self.ro_op()?;
         let params = self.ro_params(query.from, query.to, query.vin, None);
-        let wants_open = query.statuses.iter().any(|s| s.is_open());
-        let wants_closed = query.statuses.contains(&RoStatus::Closed);
-        let reads: Vec<&RoRead> = match &op.all {
-            Some(all) => vec![all],
-            None => [
-                op.open.as_ref().filter(|_| wants_open),
-                op.closed.as_ref().filter(|_| wants_closed),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
-        };
+        let reads = ro_common::reads_for(
+            query.statuses,
+            op.all.as_ref(),
+            op.open.as_ref(),
+            op.closed.as_ref(),
+        );
         // Open and closed queries are independent: a slow DMS answers both at once.
         let answers = futures::future::try_join_all(
             reads
@@ -248,24 +217,7 @@ impl RestAdapter {
         vin: Option<&str>,
         ro_number: Option<&str>,
     ) -> BTreeMap<String, String> {
-        let tz = self.dealership.timezone;
-        let day_start = |d: NaiveDate| {
-            d.and_hms_opt(0, 0, 0)
-                .and_then(|t| tz.from_local_datetime(&t).earliest())
-                .map_or(0, |t| t.timestamp_millis())
-        };
-        let to_end = to.succ_opt().map_or(i64::MAX, |d| day_start(d) - 1);
-        BTreeMap::from([
-            ("from".to_owned(), from.format("%Y-%m-%d").to_string()),
-            ("to".to_owned(), to.format("%Y-%m-%d").to_string()),
-            ("from_epoch_ms".to_owned(), day_start(from).to_string()),
-            ("to_epoch_ms".to_owned(), to_end.to_string()),
-            ("vin".to_owned(), vin.unwrap_or_default().to_owned()),
-            (
-                "ro_number".to_owned(),
-                ro_number.unwrap_or_default().to_owned(),
-            ),
-        ])
+        ro_common::params(self.dealership.timezone, from, to, vin, ro_number)
     }
 
     /// A read's orders, from a recent identical read when there is one.
@@ -275,19 +227,14 @@ impl RestAdapter {
         read: &RoRead,
         params: &BTreeMap<String, String>,
     ) -> Result<Arc<Vec<RepairOrder>>, AdapterError> {
-        let fetch = async { self.fetch_orders(op, read, params).await.map(Arc::new) };
-        let Some(recent) = &op.recent else {
-            return fetch.await;
-        };
         let key = format!(
             "{}:{}",
             read.name,
             serde_json::to_string(params).unwrap_or_default()
         );
-        recent
-            .try_get_with(key, fetch)
+        op.recent
+            .get_or_fetch(key, self.fetch_orders(op, read, params))
             .await
-            .map_err(|e| (*e).clone())
     }
 
     async fn fetch_orders(
@@ -314,16 +261,13 @@ impl RestAdapter {
                     .0
             }
         };
-        let (tz, currency) = (self.dealership.timezone, &self.dealership.currency);
-        let total = records.len();
-        let orders: Vec<RepairOrder> = records
-            .iter()
-            .filter_map(|r| map_repair_order(&op.mapping, r, tz, currency))
-            .collect();
-        if orders.len() < total {
-            tracing::warn!(profile = %self.profile_name, skipped = total - orders.len(), "Skipped repair orders without an RO number.");
-        }
-        Ok(orders)
+        Ok(ro_common::map_orders(
+            &op.mapping,
+            &records,
+            self.dealership.timezone,
+            &self.dealership.currency,
+            &self.profile_name,
+        ))
     }
 
     /// Starts the operation, polls its status as advised (reporting progress),

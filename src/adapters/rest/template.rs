@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use reqwest::header::HeaderName;
 use secrecy::{ExposeSecret, SecretString};
 
 #[derive(Debug, Clone)]
@@ -87,6 +88,26 @@ impl Template {
         }
         out
     }
+}
+
+/// Compiles a profile's `[headers]`; each problem goes to `errors` with its key.
+pub fn compile_headers(
+    headers: &BTreeMap<String, String>,
+    ctx: &TemplateContext<'_>,
+    errors: &mut Vec<String>,
+) -> Vec<(HeaderName, Template)> {
+    headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let header = HeaderName::try_from(name.as_str())
+                .map_err(|_| errors.push(format!("profile headers.{name}: not a header name")))
+                .ok()?;
+            let template = Template::compile(value, ctx)
+                .map_err(|e| errors.push(format!("profile headers.{name}: {e}")))
+                .ok()?;
+            Some((header, template))
+        })
+        .collect()
 }
 
 #[cfg(test)]
