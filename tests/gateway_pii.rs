@@ -407,7 +407,7 @@ id = "acme"
 name = "Acme Motors"
 timezone = "America/Chicago"
 address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-routes = {{ inventory = "up", leads = "crm", service = "xt" }}
+routes = {{ inventory = "up", leads = "crm", service = "xt", repair_orders = "ro" }}
 
 [[dealerships]]
 id = "other"
@@ -541,8 +541,64 @@ async fn start(scenario: &Scenario, profile_dir: &std::path::Path) -> (MockServe
          secrets = {{ api_key = {{ value = \"{UPSTREAM_SECRET}\" }} }}\nvars = {{ dealer_code = \"D1\" }}\ntimeout = \"2s\"\n{RESILIENCE}\n",
         server.uri()
     );
-    let bridge = with_config(&config(&format!("{table}\n{crm}\n{xt}"))).await;
+    let ro = mount_repair_orders(&server, scenario).await;
+    let bridge = with_config(&config(&format!("{table}\n{crm}\n{xt}\n{ro}"))).await;
     (server, bridge)
+}
+
+/// Repair orders come from a CDK Drive-shaped DMS under `/ro`: a faulty CDK
+/// scenario answers its queries with the scenario's fault; otherwise the
+/// orders themselves carry PII everywhere a DMS puts customer data (names,
+/// phones, e-mails, addresses, comments, the customer's own words on a job).
+async fn mount_repair_orders(server: &MockServer, scenario: &Scenario) -> String {
+    const DRIVE: &str = "/ro/cdk/drive/servicerepairorder/v1";
+    let fault = match &scenario.upstream {
+        Upstream::Cdk { inventory, .. } if scenario.search_outcome != "ok" => {
+            Some(inventory.clone())
+        }
+        _ => None,
+    };
+    for start in ["open", "closed/delta"] {
+        let answer = fault.clone().unwrap_or_else(|| {
+            ResponseTemplate::new(202)
+                .set_body_json(json!({ "operationId": "op-pii", "status": "complete" }))
+        });
+        Mock::given(method("GET"))
+            .and(path(format!("{DRIVE}/{start}")))
+            .respond_with(answer)
+            .mount(server)
+            .await;
+    }
+    let mut data: Value =
+        serde_json::from_str(&fixture("cdk/repair-orders/result-open.json")).unwrap();
+    for ro in data["data"].as_array_mut().unwrap() {
+        ro["customer"]["name1"] = json!("QUISENBERRY, ZELDA");
+        ro["customer"]["name2"] = json!(NAME);
+        ro["customer"]["address"] =
+            json!({ "addressLine1": STREET, "cityStateZip": format!("{STREET}, TX 78701") });
+        ro["customer"]["phoneNumbers"] = json!([{ "number": PHONE_US, "description": "CELL" }]);
+        ro["customer"]["emailAddresses"] = json!([{ "address": EMAIL, "desc": "HOME" }]);
+        ro["contactEmailAddress"] = json!(EMAIL);
+        ro["contactPhoneNumber"] = json!(PHONE_E164);
+        ro["comments"] = json!(pii_text());
+        for op in ro["operations"].as_array_mut().unwrap() {
+            op["line"]["serviceRequest"] =
+                json!(format!("{NAME} says it squeals; call {PHONE_US}"));
+        }
+    }
+    Mock::given(method("GET"))
+        .and(path(format!("{DRIVE}/long-operations/op-pii/result")))
+        .respond_with(with_pii_headers(
+            ResponseTemplate::new(200).set_body_json(data),
+        ))
+        .mount(server)
+        .await;
+    format!(
+        "[upstreams.ro]\nkind = \"rest\"\nprofile = \"cdk-fortellis\"\nbase_url = \"{0}/ro/cdk\"\ntoken_url = \"{0}{TOKEN_PATH}\"\n\
+         client_id = {{ value = \"{CLIENT_ID}\" }}\nclient_secret = {{ value = \"{CLIENT_SECRET}\" }}\n\
+         vars = {{ subscription_id = \"sub-123\" }}\ntimeout = \"2s\"\n{RESILIENCE}\n",
+        server.uri()
+    )
 }
 
 // ---------------------------------------------------------------------------
@@ -646,6 +702,26 @@ fn tool_calls() -> Vec<(&'static str, Value)> {
         (
             "leads.list",
             json!({ "dealership_id": "acme", "cursor": pii_text() }),
+        ),
+        (
+            "service.list_repair_orders",
+            json!({ "dealership_id": "acme", "from": "2026-11-01", "to": "2026-11-20" }),
+        ),
+        (
+            "service.get_repair_order",
+            json!({ "dealership_id": "acme", "ro_number": "60102" }),
+        ),
+        (
+            "service.get_repair_order",
+            json!({ "dealership_id": "acme", "ro_number": EMAIL }),
+        ),
+        (
+            "service.get_repair_order",
+            json!({ "dealership_id": "acme", "repair_order_id": NAME }),
+        ),
+        (
+            "service.list_repair_orders",
+            json!({ "dealership_id": "acme", "vin": NAME, "cursor": pii_text() }),
         ),
         ("service.book_appointment", pii_booking()),
         ("service.book_appointment", {
@@ -799,6 +875,7 @@ async fn planted_pii_and_secrets_never_reach_a_caller_or_a_log() {
     let profile_dir = tempfile::tempdir().unwrap();
     let mut findings = Findings::default();
     let mut bookings_sent = 0;
+    let mut pii_orders_served = 0;
     tokio::time::timeout(BUDGET, async {
         for scenario in scenarios() {
             let (server, bridge) = start(&scenario, profile_dir.path()).await;
@@ -817,6 +894,10 @@ async fn planted_pii_and_secrets_never_reach_a_caller_or_a_log() {
                 .iter()
                 .filter(|r| r.url.path() == "/xt/service/appointments-bookings")
                 .count();
+            pii_orders_served += requests
+                .iter()
+                .filter(|r| r.url.path().ends_with("/long-operations/op-pii/result"))
+                .count();
             let fault_paths = [INVENTORY_PATH, TOKEN_PATH, FEED_PATH];
             assert!(
                 requests.iter().any(|r| fault_paths.contains(&r.url.path())),
@@ -828,6 +909,10 @@ async fn planted_pii_and_secrets_never_reach_a_caller_or_a_log() {
     })
     .await
     .expect("the test exceeded its time budget");
+    assert!(
+        pii_orders_served > 0,
+        "repair orders full of customer data were read and presented"
+    );
     assert!(
         bookings_sent > 0,
         "no booking carrying planted PII reached the scheduler"
