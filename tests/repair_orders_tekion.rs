@@ -8,6 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{call, connect, err, fixture, ok, with_config};
+use rmcp::model::{ReadResourceRequestParams, ResourceContents};
 use serde_json::json;
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -1,7 +1,8 @@
 //! MCP resources mirror the reads (AutomotiveMCP: resources are side-effect-free
 //! reads): `dms://dealerships/{dealership_id}`,
-//! `dms://dealerships/{dealership_id}/vehicles/{vehicle_id}` and
-//! `dms://dealerships/{dealership_id}/leads/{lead_id}`. Reads go through
+//! `dms://dealerships/{dealership_id}/vehicles/{vehicle_id}`,
+//! `dms://dealerships/{dealership_id}/leads/{lead_id}` and
+//! `dms://dealerships/{dealership_id}/repair-orders/{ro_number}`. Reads go through
 //! the same dispatch pipeline as the tools they mirror, so scoping, validation
 //! and error mapping are the same.
 
@@ -38,6 +39,15 @@ pub fn templates() -> Vec<ResourceTemplate> {
         .with_title("Lead")
         .with_description(
             "A lead taken through the bridge and its delivery state, as leads.get answers it.",
+        )
+        .with_mime_type(JSON),
+        ResourceTemplate::new(
+            format!("{SCHEME}{{dealership_id}}/repair-orders/{{ro_number}}"),
+            "repair_order",
+        )
+        .with_title("Repair order")
+        .with_description(
+            "One repair order from the dealership's DMS, as service.get_repair_order answers it.",
         )
         .with_mime_type(JSON),
     ]
@@ -80,6 +90,7 @@ pub async fn read(
             Err(match error.code {
                 ErrorCode::InventoryVehicleNotFound
                 | ErrorCode::LeadsLeadNotFound
+                | ErrorCode::ServiceRepairOrderNotFound
                 | ErrorCode::AuthForbidden
                 | ErrorCode::AuthUnauthorized => {
                     McpError::resource_not_found(error.message.clone(), data)
@@ -110,6 +121,12 @@ fn parse(uri: &str) -> Option<(&'static str, Value)> {
             "leads.get",
             json!({ "dealership_id": dealership, "lead_id": lead }),
         )),
+        [dealership, "repair-orders", number] if !dealership.is_empty() && !number.is_empty() => {
+            Some((
+                "service.get_repair_order",
+                json!({ "dealership_id": dealership, "ro_number": number }),
+            ))
+        }
         _ => None,
     }
 }
