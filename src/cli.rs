@@ -182,10 +182,14 @@ fn demo_banner(mocks: &demo::MockUpstreams, listen: SocketAddr, stdio: bool) -> 
     let mut banner = format!(
         "dms-bridge demo\n\
          \n  MCP endpoint:   {endpoint}\
-         \n  Dealerships:    demo-cdk  (CDK/Fortellis-shaped API at {cdk}/cdk)\
-         \n                  demo-feed (HomeNet-style CSV feed at {feed}/feeds/homenet-inventory.csv, public inventory)\
+         \n  Dealerships:    demo-cdk    (CDK/Fortellis-shaped API at {cdk}/cdk: inventory, CDK Drive repair orders)\
+         \n                  demo-feed   (HomeNet-style CSV feed at {feed}/feeds/homenet-inventory.csv, public inventory;\
+         \n                               OpenTrack-shaped SOAP repair orders at {opentrack}/serviceapi.asmx)\
+         \n                  demo-tekion (a service center: Tekion-shaped repair orders at {tekion})\
+         \n  Service:        demo-cdk books through an Xtime-shaped scheduler at {xtime}\
+         \n  Trade-ins:      a Black Book-shaped valuation API at {blackbook}\
          \n  Tokens:         demo-token-cdk   -> demo-cdk only\
-         \n                  demo-token-group -> demo-cdk and demo-feed\
+         \n                  demo-token-group -> demo-cdk, demo-feed and demo-tekion\
          \n                  (no token)       -> demo-feed inventory, anonymously\
          \n  Lead delivery:  demo-cdk  -> CRM ADF HTTP intake {crm}/adf/demo-cdk (token + HMAC signature)\
          \n                  demo-feed -> CRM ADF mailbox smtp://{smtp}\
@@ -194,6 +198,10 @@ fn demo_banner(mocks: &demo::MockUpstreams, listen: SocketAddr, stdio: bool) -> 
         feed = mocks.feed_url,
         crm = mocks.crm_url,
         smtp = mocks.smtp.addr(),
+        opentrack = mocks.opentrack_url,
+        tekion = mocks.tekion_url,
+        xtime = mocks.xtime_url,
+        blackbook = mocks.blackbook_url,
     );
     if !stdio {
         banner.push_str(&format!(
