@@ -33,7 +33,8 @@ GROUP_TOKEN = "demo-token-group"
 EXPECTED_TOOLS = {
     "dealership.list", "dealership.get", "inventory.search", "inventory.get", "inventory.facets",
     "leads.create", "leads.get", "leads.list", "deals.request_trade_value",
-    "service.check_availability",
+    "service.check_availability", "service.book_appointment", "service.cancel_appointment",
+    "service.get_repair_order", "service.list_repair_orders",
 }
 EXPECTED_PROTOCOL = "2025-11-25"
 CHECK_TIMEOUT_S = 60
@@ -135,6 +136,28 @@ async def http_get_bad_vin(url: str) -> None:
         check(error.get("code") == "request.invalid_arguments", f"error.code is {error.get('code')!r}")
 
 
+async def http_repair_order_with_progress(url: str) -> None:
+    """demo-cdk's DMS answers through a long operation: the bridge polls and reports progress."""
+    async with http_session(url, GROUP_TOKEN) as session:
+        await session.list_tools()
+        reports: list[tuple[float, str | None]] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            reports.append((progress, message))
+
+        result = await session.call_tool(
+            "service.get_repair_order", {"dealership_id": "demo-cdk", "ro_number": "60102"},
+            progress_callback=on_progress,
+        )
+        check(not result.is_error, f"service.get_repair_order returned isError: {result.content}")
+        order = structured(result).get("repair_order", {})
+        print(f"    RO {order.get('ro_number')}: {order.get('status')}, {len(order.get('jobs', []))} jobs; "
+              f"{len(reports)} progress reports")
+        check(order.get("status") == "in_progress", f"status {order.get('status')!r}")
+        check(len(reports) >= 2, f"{len(reports)} progress reports, expected one per wait and one for the result")
+        check("ORTEGA" not in str(result.content), "the customer's name reached the caller")
+
+
 async def http_anonymous_tools_list(url: str) -> None:
     async with http_session(url, None) as session:
         tools = await session.list_tools()
@@ -203,6 +226,8 @@ async def main() -> int:
         ("http: tools/list with demo-token-group", lambda: http_tools_list_group(url)),
         ("http: inventory.search used cars, follow next_cursor", lambda: http_search_and_cursor(url)),
         ("http: inventory.get with a bad VIN", lambda: http_get_bad_vin(url)),
+        ("http: service.get_repair_order through a long operation, with progress",
+         lambda: http_repair_order_with_progress(url)),
         ("http: tools/list anonymously", lambda: http_anonymous_tools_list(url)),
         ("http: high-level Client in default 'auto' mode", lambda: http_default_client_mode(url)),
         ("stdio: tools/list and inventory.search", lambda: stdio_list_and_search(binary)),
