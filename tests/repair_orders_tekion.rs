@@ -270,4 +270,33 @@ async fn the_demo_service_center_reads_its_tekion_dms() {
     )
     .await);
     assert_eq!(got["repair_order"]["status"], "closed");
+
+    // The same order as a resource, read through the same pipeline.
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(
+            "dms://dealerships/demo-tekion/repair-orders/60095",
+        ))
+        .await
+        .unwrap();
+    let ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+        panic!("not text: {read:?}")
+    };
+    let resource: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(resource, got);
+    let missing = client
+        .read_resource(ReadResourceRequestParams::new(
+            "dms://dealerships/demo-tekion/repair-orders/99999",
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{missing:?}").contains("service.repair_order_not_found"),
+        "{missing:?}"
+    );
+    let templates = client.list_all_resource_templates().await.unwrap();
+    assert!(
+        templates.iter().any(
+            |t| t.uri_template == "dms://dealerships/{dealership_id}/repair-orders/{ro_number}"
+        )
+    );
 }
