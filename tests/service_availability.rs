@@ -298,3 +298,73 @@ async fn the_demo_offers_weekday_slots_at_demo_cdk_only() {
     let error = err(&call(&client, "service.check_availability", elsewhere).await);
     assert_eq!(error["code"], "capability.unsupported");
 }
+
+#[tokio::test]
+async fn the_service_menu_is_read_once_and_shared_by_later_checks() {
+    let server = MockServer::start().await;
+    let days = days_ahead();
+    mount_xtime(
+        &server,
+        ResponseTemplate::new(200).set_body_raw(availabilities_on(days), "application/json"),
+    )
+    .await;
+    let bridge = with_config(&config(&server.uri())).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    for (from, to) in [(days[0], days[0]), (days[0], days[1]), (days[1], days[2])] {
+        ok(&call(&client, "service.check_availability", args(from, to)).await);
+    }
+    let requests = server.received_requests().await.unwrap();
+    let on = |p: &str| requests.iter().filter(|r| r.url.path() == p).count();
+    assert_eq!(on("/service/appointments-availabilities"), 3);
+    assert_eq!(
+        on("/service/services"),
+        1,
+        "the menu is kept between checks"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_menu_read_is_not_kept() {
+    let server = MockServer::start().await;
+    let days = days_ahead();
+    // The first menu read fails; the next one works.
+    Mock::given(method("GET"))
+        .and(path("/service/services"))
+        .respond_with(ResponseTemplate::new(503))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    mount_xtime(
+        &server,
+        ResponseTemplate::new(200).set_body_raw(availabilities_on(days), "application/json"),
+    )
+    .await;
+    let bridge = with_config(&config(&server.uri())).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    // The bridge retries a 503 on a read, so the first call may already succeed;
+    // either way the failure is not kept and the next call succeeds.
+    call(
+        &client,
+        "service.check_availability",
+        args(days[0], days[1]),
+    )
+    .await;
+    ok(&call(
+        &client,
+        "service.check_availability",
+        args(days[0], days[1]),
+    )
+    .await);
+    let menu_reads = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.url.path() == "/service/services")
+        .count();
+    assert_eq!(
+        menu_reads, 2,
+        "one failed read, then one good read kept for later"
+    );
+}

@@ -63,7 +63,13 @@ pub struct RestAdapter {
     dealership: DealershipContext,
     /// Concurrent inventory reads share one upstream request.
     flight: Flight,
+    /// The service menu, kept a while: it changes rarely, and every availability
+    /// check and booking checks its codes against it.
+    menu: moka::future::Cache<(), Arc<Vec<ServiceItem>>>,
 }
+
+/// How long the service menu is kept.
+const MENU_KEEP: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Request parameters of the service menu and of availability.
 const MENU_PARAMS: [&str; 4] = ["vin", "year", "make", "model"];
@@ -222,6 +228,10 @@ impl RestAdapter {
             cancel_appointment,
             dealership,
             flight: Flight::default(),
+            menu: moka::future::Cache::builder()
+                .max_capacity(1)
+                .time_to_live(MENU_KEEP)
+                .build(),
         })
     }
 }
@@ -386,16 +396,25 @@ impl UpstreamAdapter for RestAdapter {
             .service_menu
             .as_ref()
             .ok_or(AdapterError::Unsupported)?;
-        let records = self.read_records(op, &BTreeMap::new()).await?;
-        Ok(records
-            .into_iter()
-            .filter_map(|mut f| {
-                Some(ServiceItem {
-                    code: f.remove("code")?,
-                    name: f.remove("name"),
-                })
+        // Concurrent callers share one request; failures are not kept.
+        let menu = self
+            .menu
+            .try_get_with((), async {
+                let records = self.read_records(op, &BTreeMap::new()).await?;
+                let items: Vec<ServiceItem> = records
+                    .into_iter()
+                    .filter_map(|mut f| {
+                        Some(ServiceItem {
+                            code: f.remove("code")?,
+                            name: f.remove("name"),
+                        })
+                    })
+                    .collect();
+                Ok::<_, AdapterError>(Arc::new(items))
             })
-            .collect())
+            .await
+            .map_err(|e| (*e).clone())?;
+        Ok(menu.as_ref().clone())
     }
 
     async fn service_slots(&self, request: &SlotRequest<'_>) -> Result<Vec<Slot>, AdapterError> {
