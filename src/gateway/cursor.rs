@@ -38,6 +38,13 @@ pub enum CursorError {
     OtherQuery,
 }
 
+/// What [`CursorCodec::page`] picks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    pub range: std::ops::Range<usize>,
+    pub next_cursor: Option<String>,
+}
+
 impl CursorCodec {
     pub fn new(key: &[u8]) -> Self {
         Self { key: key.to_vec() }
@@ -67,6 +74,29 @@ impl CursorCodec {
         let body = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&payload).unwrap_or_default());
         let tag = URL_SAFE_NO_PAD.encode(&self.tag(body.as_bytes())[..TAG_BYTES]);
         format!("{body}.{tag}")
+    }
+
+    /// One page of an in-memory result of `total` items: the range to show and
+    /// the cursor to the next page (`None` on the last). A cursor that does not
+    /// decode starts at the top; validation has already refused forged ones.
+    pub fn page(
+        &self,
+        cursor: Option<&str>,
+        dealership_id: &str,
+        query_hash: &str,
+        limit: u32,
+        total: usize,
+    ) -> Page {
+        let offset = cursor
+            .and_then(|c| self.decode(c, dealership_id, query_hash).ok())
+            .unwrap_or(0);
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(total);
+        let end = start.saturating_add(limit as usize).min(total);
+        let next_cursor = (end < total).then(|| self.encode(dealership_id, query_hash, end as u64));
+        Page {
+            range: start..end,
+            next_cursor,
+        }
     }
 
     /// The offset a cursor points at, if it is genuine and matches this dealership and query.
@@ -117,6 +147,31 @@ impl CursorCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pages_walk_a_result_and_stop_on_the_last() {
+        let codec = CursorCodec::new(b"k");
+        let first = codec.page(None, "d", "q", 4, 10);
+        assert_eq!(first.range, 0..4);
+        let second = codec.page(first.next_cursor.as_deref(), "d", "q", 4, 10);
+        assert_eq!(second.range, 4..8);
+        let last = codec.page(second.next_cursor.as_deref(), "d", "q", 4, 10);
+        assert_eq!((last.range, last.next_cursor), (8..10, None));
+        // A cursor for another query starts at the top; an empty result has one empty page.
+        assert_eq!(
+            codec
+                .page(second.next_cursor.as_deref(), "d", "other", 4, 10)
+                .range,
+            0..4
+        );
+        assert_eq!(
+            codec.page(None, "d", "q", 4, 0),
+            Page {
+                range: 0..0,
+                next_cursor: None
+            }
+        );
+    }
 
     #[test]
     fn round_trips_and_refuses_tampering() {

@@ -234,22 +234,18 @@ pub async fn list_repair_orders(
     });
     orders.dedup_by(|a, b| a.ro_number == b.ro_number);
     let hash = list_hash(&args);
-    let codec = ctx.gateway.cursors();
-    let offset = args
-        .cursor
-        .as_deref()
-        .and_then(|c| codec.decode(c, &args.dealership_id, &hash).ok())
-        .unwrap_or(0);
+    let page = ctx.gateway.cursors().page(
+        args.cursor.as_deref(),
+        &args.dealership_id,
+        &hash,
+        ctx.page_size(args.limit),
+        orders.len(),
+    );
     let total = orders.len();
-    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(total);
-    let end = start
-        .saturating_add(ctx.page_size(args.limit) as usize)
-        .min(total);
-    let next_cursor = (end < total).then(|| codec.encode(&args.dealership_id, &hash, end as u64));
-    let items = orders.drain(start..end).map(|ro| view(ro, tz)).collect();
+    let items = orders.drain(page.range).map(|ro| view(ro, tz)).collect();
     to_json(ListRepairOrdersResult {
         items,
-        next_cursor,
+        next_cursor: page.next_cursor,
         total: total as u64,
         from: from.to_string(),
         to: to.to_string(),

@@ -94,25 +94,17 @@ pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Result<Value, Too
     let hits = query::select(&snapshot.listed, &args.filters, args.sort);
     let limit = ctx.page_size(args.limit);
     let hash = search_hash(&args);
-    let offset = match &args.cursor {
-        Some(c) => ctx
-            .gateway
-            .cursors()
-            .decode(c, &args.dealership_id, &hash)
-            .unwrap_or(0),
-        None => 0,
-    };
-    let start = (offset as usize).min(hits.len());
-    let end = (start + limit as usize).min(hits.len());
-    let next_cursor = (end < hits.len()).then(|| {
-        ctx.gateway
-            .cursors()
-            .encode(&args.dealership_id, &hash, end as u64)
-    });
-    let items = hits[start..end].iter().map(|v| (**v).clone()).collect();
+    let page = ctx.gateway.cursors().page(
+        args.cursor.as_deref(),
+        &args.dealership_id,
+        &hash,
+        limit,
+        hits.len(),
+    );
+    let items = hits[page.range].iter().map(|v| (**v).clone()).collect();
     to_json(SearchResult {
         items,
-        next_cursor,
+        next_cursor: page.next_cursor,
         total: hits.len() as u64,
         limit,
     })
