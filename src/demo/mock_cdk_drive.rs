@@ -12,17 +12,12 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use chrono::{Days, NaiveDate, Utc};
+use chrono::{NaiveDate, TimeDelta, Utc};
 use serde_json::{Value, json};
 
 const OPEN: &str = include_str!("../../wiremock-fixtures/cdk/repair-orders/result-open.json");
 const CLOSED: &str = include_str!("../../wiremock-fixtures/cdk/repair-orders/result-closed.json");
 const BASE: &str = "/cdk/drive/servicerepairorder/v1";
-/// The fixtures' "today".
-const FIXTURE_TODAY: NaiveDate = match NaiveDate::from_ymd_opt(2026, 11, 17) {
-    Some(d) => d,
-    None => panic!("a valid date"),
-};
 
 /// A started query: the records its result will hold, and status polls so far.
 type Operation = (Vec<Value>, u32);
@@ -166,10 +161,9 @@ fn not_found() -> Response {
     (StatusCode::NOT_FOUND, axum::Json(body)).into_response()
 }
 
-/// The fixture's records with every date moved so `FIXTURE_TODAY` is today.
+/// The fixture's records with every date moved to end near today.
 fn records(fixture: &str) -> Vec<Value> {
-    let today = Utc::now().date_naive();
-    let shift = (today - FIXTURE_TODAY).num_days();
+    let shift = TimeDelta::days(super::days_since_fixtures());
     let mut data = serde_json::from_str::<Value>(fixture)
         .ok()
         .and_then(|v| v.get("data").and_then(Value::as_array).cloned())
@@ -179,7 +173,7 @@ fn records(fixture: &str) -> Vec<Value> {
             if let Some(Value::String(text)) = record.get_mut(key) {
                 let moved = NaiveDate::parse_from_str(text, "%Y-%m-%d")
                     .ok()
-                    .and_then(|d| shift_days(d, shift));
+                    .and_then(|d| d.checked_add_signed(shift));
                 if let Some(d) = moved {
                     *text = d.format("%Y-%m-%d").to_string();
                 }
@@ -187,13 +181,4 @@ fn records(fixture: &str) -> Vec<Value> {
         }
     }
     data
-}
-
-fn shift_days(date: NaiveDate, days: i64) -> Option<NaiveDate> {
-    let magnitude = Days::new(days.unsigned_abs());
-    if days >= 0 {
-        date.checked_add_days(magnitude)
-    } else {
-        date.checked_sub_days(magnitude)
-    }
 }

@@ -12,7 +12,6 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use chrono::{NaiveDate, Utc};
 use serde_json::{Value, json};
 
 const PAGES: [&str; 2] = [
@@ -26,8 +25,6 @@ pub const SECRET_KEY: &str = "demo-tekion-secret";
 pub const DEALER_ID: &str = "hill-country-01";
 const ACCESS_TOKEN: &str = "demo-tekion-token";
 const PAGE_SIZE: usize = 5;
-/// The fixtures' "today", moved to the real today.
-const FIXTURE_TODAY: Option<NaiveDate> = NaiveDate::from_ymd_opt(2026, 11, 17);
 const DAY_MS: i64 = 86_400_000;
 
 pub fn router() -> Router {
@@ -101,7 +98,7 @@ async fn repair_orders(headers: HeaderMap, Query(q): Query<HashMap<String, Strin
 
 /// Every fixture record, its times moved by whole days to end near today.
 fn records() -> Vec<Value> {
-    let shift = FIXTURE_TODAY.map_or(0, |f| (Utc::now().date_naive() - f).num_days()) * DAY_MS;
+    let shift = super::days_since_fixtures() * DAY_MS;
     let mut all: Vec<Value> = PAGES
         .iter()
         .filter_map(|p| serde_json::from_str::<Value>(p).ok())

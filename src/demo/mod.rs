@@ -30,6 +30,15 @@ pub const TEMPLATE: &str = include_str!("demo.toml");
 pub const CRM_TOKEN: &str = "demo-crm-token";
 pub const CRM_SIGNING_KEY: &str = "demo-crm-signing-key";
 
+/// The "today" of the repair-order fixtures (`scripts/gen_repair_orders.py`).
+const FIXTURE_TODAY: Option<chrono::NaiveDate> = chrono::NaiveDate::from_ymd_opt(2026, 11, 17);
+
+/// Days from the fixtures' "today" to the real one: the mocks move the fixtures'
+/// dates by this much so their orders are always recent.
+fn days_since_fixtures() -> i64 {
+    FIXTURE_TODAY.map_or(0, |f| (chrono::Utc::now().date_naive() - f).num_days())
+}
+
 /// Mock upstreams running on loopback.
 pub struct MockUpstreams {
     pub cdk_url: String,

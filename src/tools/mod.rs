@@ -289,6 +289,11 @@ pub fn schema_of<T: JsonSchema>() -> Arc<JsonObject> {
     }
 }
 
+/// A calendar date argument (`YYYY-MM-DD`; the schema checked the shape).
+pub(crate) fn iso_date(text: &str) -> Option<chrono::NaiveDate> {
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()
+}
+
 /// A tool result as JSON; a type that cannot serialize is a bug, logged and hidden.
 pub(crate) fn to_json(
     value: impl serde::Serialize,

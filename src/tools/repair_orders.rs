@@ -13,7 +13,7 @@ use crate::gateway::cursor::CursorCodec;
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::{Domain, vin};
-use crate::tools::to_json;
+use crate::tools::{iso_date, to_json};
 
 /// The widest date range one list may ask for.
 const MAX_DAYS: i64 = 92;
@@ -134,7 +134,7 @@ impl ToolArgs for ListRepairOrdersArgs {
             check.vin("/vin", v);
         }
         for (at, text) in [("/from", &self.from), ("/to", &self.to)] {
-            if text.as_deref().is_some_and(|t| date(t).is_none()) {
+            if text.as_deref().is_some_and(|t| iso_date(t).is_none()) {
                 check.problems.push(at, "is not a calendar date");
             }
         }
@@ -157,18 +157,14 @@ impl ListRepairOrdersArgs {
     /// The inclusive local days asked for, defaults filled in.
     fn range(&self, tz: chrono_tz::Tz) -> (NaiveDate, NaiveDate) {
         let today = Utc::now().with_timezone(&tz).date_naive();
-        let to = self.to.as_deref().and_then(date).unwrap_or(today);
+        let to = self.to.as_deref().and_then(iso_date).unwrap_or(today);
         let from = self
             .from
             .as_deref()
-            .and_then(date)
+            .and_then(iso_date)
             .unwrap_or_else(|| to.checked_sub_days(Days::new(DEFAULT_DAYS)).unwrap_or(to));
         (from, to)
     }
-}
-
-fn date(text: &str) -> Option<NaiveDate> {
-    NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()
 }
 
 /// Binds cursors to everything that shapes the list.

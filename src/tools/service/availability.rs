@@ -1,7 +1,7 @@
 //! `service.check_availability`: open service slots for a set of service codes
 //! and a vehicle, in the dealership's time zone.
 
-use chrono::{NaiveDate, Utc};
+use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -11,7 +11,7 @@ use super::vehicle::{ServiceCode, VehicleQuery, check_codes, check_vehicle, reso
 use crate::gateway::error::ToolError;
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::Domain;
-use crate::tools::to_json;
+use crate::tools::{iso_date, to_json};
 
 /// The widest date range one call may ask for.
 const MAX_DAYS: i64 = 31;
@@ -62,7 +62,7 @@ impl ToolArgs for AvailabilityArgs {
 
     fn validate(&self, check: &mut Check<'_>) {
         check_vehicle(&self.vehicle(), check);
-        let (from, to) = (date(&self.from), date(&self.to));
+        let (from, to) = (iso_date(&self.from), iso_date(&self.to));
         if from.is_none() {
             check.problems.push("/from", "is not a calendar date");
         }
@@ -89,10 +89,6 @@ impl ToolArgs for AvailabilityArgs {
     }
 }
 
-fn date(text: &str) -> Option<NaiveDate> {
-    NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()
-}
-
 impl AvailabilityArgs {
     pub(super) fn vehicle(&self) -> VehicleQuery<'_> {
         VehicleQuery {
@@ -114,7 +110,7 @@ pub async fn check_availability(
     let vehicle = resolve_vehicle(&ctx, &args.vehicle()).await?;
     let codes: Vec<String> = args.service_codes.iter().map(|c| c.0.clone()).collect();
     check_codes(&ctx, &codes).await?;
-    let (Some(from), Some(to)) = (date(&args.from), date(&args.to)) else {
+    let (Some(from), Some(to)) = (iso_date(&args.from), iso_date(&args.to)) else {
         return Err(ToolError::internal());
     };
     let slots = free_slots(&ctx, adapter, &vehicle.request(&codes, from, to))
