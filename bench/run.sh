@@ -43,7 +43,7 @@ start_demo() { # port extra-args... ; sets DEMO_PID and CDK_URL
   "$BIN" demo --listen "127.0.0.1:$port" "$@" >"$LOG_DIR/demo-$port.out" 2>"$LOG_DIR/demo-$port.err" &
   DEMO_PID=$!; PIDS+=("$DEMO_PID")
   wait_ready "http://127.0.0.1:$port/healthz"
-  CDK_URL=$(grep -o 'CDK/Fortellis-shaped API at [^ )]*' "$LOG_DIR/demo-$port.out" | awk '{print $NF}')
+  CDK_URL=$(grep -o 'CDK/Fortellis-shaped API at [^ )]*' "$LOG_DIR/demo-$port.out" | awk '{print $NF}' | sed 's/:$//')
 }
 check_ok() { # body must be a successful tool result
   grep -q '"isError":false' <<<"$1" || { echo "unexpected answer: ${1:0:300}" >&2; exit 1; }
