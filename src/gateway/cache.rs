@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 
 use super::error::ToolError;
+pub use super::payload::Payload;
 use crate::config::CacheConfig;
 use crate::model::Domain;
 
@@ -23,21 +23,6 @@ pub struct Cached {
     pub stored_at: DateTime<Utc>,
     stored: Instant,
     ttl: Duration,
-}
-
-/// A tool result and its JSON text, serialized once: the text is both the
-/// MCP text content and what the result size limit measures.
-#[derive(Debug, Clone)]
-pub struct Payload {
-    pub value: Value,
-    pub text: String,
-}
-
-impl Payload {
-    pub fn new(value: Value) -> Self {
-        let text = serde_json::to_string(&value).unwrap_or_default();
-        Self { value, text }
-    }
 }
 
 /// How a result was obtained, for the caller (`_meta`) and the audit record.
@@ -123,14 +108,14 @@ impl ReadCache {
         compute: F,
     ) -> Result<(Arc<Cached>, CacheInfo), ToolError>
     where
-        F: Future<Output = Result<Value, ToolError>>,
+        F: Future<Output = Result<Payload, ToolError>>,
     {
         let computed = AtomicBool::new(false);
         let entry = self
             .entries
             .try_get_with(key, async {
                 computed.store(true, Ordering::Relaxed);
-                let payload = Payload::new(compute.await?);
+                let payload = compute.await?;
                 Ok::<_, ToolError>(Arc::new(Cached {
                     payload,
                     stored_at: Utc::now(),
@@ -180,7 +165,7 @@ mod tests {
                     .get_or_compute(key, Duration::from_secs(60), async {
                         calls.fetch_add(1, Ordering::SeqCst);
                         tokio::time::sleep(Duration::from_millis(50)).await;
-                        Ok(serde_json::json!({"n": 1}))
+                        Ok(Payload::new(serde_json::json!({"n": 1})))
                     })
                     .await
                     .map(|(_, info)| info.hit)
@@ -206,14 +191,14 @@ mod tests {
         assert!(failed.is_err());
         let (_, first) = cache
             .get_or_compute(key(), Duration::from_secs(60), async {
-                Ok(serde_json::json!(1))
+                Ok(Payload::new(serde_json::json!(1)))
             })
             .await
             .unwrap();
         assert!(!first.hit);
         let (_, second) = cache
             .get_or_compute(key(), Duration::from_secs(60), async {
-                Ok(serde_json::json!(2))
+                Ok(Payload::new(serde_json::json!(2)))
             })
             .await
             .unwrap();
@@ -221,12 +206,12 @@ mod tests {
         cache.invalidate("d", Domain::Inventory);
         let (entry, third) = cache
             .get_or_compute(key(), Duration::from_secs(60), async {
-                Ok(serde_json::json!(3))
+                Ok(Payload::new(serde_json::json!(3)))
             })
             .await
             .unwrap();
         assert!(!third.hit);
-        assert_eq!(entry.payload.value, serde_json::json!(3));
+        assert_eq!(entry.payload.value(), &serde_json::json!(3));
         assert_ne!(
             cache.key("d", Domain::Inventory, "t", "{}"),
             cache.key("e", Domain::Inventory, "t", "{}")

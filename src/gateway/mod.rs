@@ -10,6 +10,7 @@ pub mod error;
 mod error_map;
 pub mod limits;
 pub mod metrics;
+mod payload;
 mod pipeline;
 pub mod progress;
 mod schemas;
@@ -21,6 +22,7 @@ use std::sync::Arc;
 use chrono_tz::Tz;
 use serde::de::DeserializeOwned;
 
+pub use payload::Payload;
 pub use pipeline::{CallError, CallOutcome, Caller};
 
 use self::auth::{Authenticator, Principal};

@@ -196,7 +196,7 @@ impl Gateway {
     where
         A: ToolArgs,
         F: FnOnce(ToolContext<'a>, A) -> Fut,
-        Fut: Future<Output = Result<Value, ToolError>>,
+        Fut: Future<Output = Result<Payload, ToolError>>,
     {
         let principal = caller.principal.as_ref();
         self.check_schema(tool, &args)?;
@@ -287,9 +287,9 @@ impl Gateway {
                 facts.cache = Some(info);
                 entry.payload.clone()
             }
-            _ => Payload::new(work.await?),
+            _ => work.await?,
         };
-        self.check_size(payload.text.len())?;
+        self.check_size(payload.text().len())?;
         Ok(payload)
     }
 

@@ -60,13 +60,13 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         Arc::new(NeverSessionManager::default()),
         config,
     );
-    let mcp =
-        Router::new()
-            .nest_service(&settings.path, mcp)
-            .layer(middleware::from_fn_with_state(
-                gateway.clone(),
-                authenticate,
-            ));
+    let mcp = Router::new()
+        .nest_service(&settings.path, mcp)
+        .layer(middleware::from_fn(super::splice::splice_answers))
+        .layer(middleware::from_fn_with_state(
+            gateway.clone(),
+            authenticate,
+        ));
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))

@@ -4,6 +4,7 @@
 pub mod http;
 mod progress;
 mod resources;
+mod splice;
 pub mod stdio;
 
 use std::borrow::Cow;
@@ -23,6 +24,7 @@ use crate::gateway::auth::Principal;
 use crate::gateway::trace::TraceContext;
 use crate::gateway::{CallError, CallOutcome, Caller, Gateway};
 use crate::tools::{TOOLSET_VERSION, ToolId};
+use splice::SpliceSlot;
 
 const INSTRUCTIONS: &str = "dms-bridge gives one canonical tool surface over car dealerships' systems. \
 Start with dealership.list to learn the dealership_id values you may use; every other tool is scoped to one dealership. \
@@ -180,12 +182,18 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let caller = self.caller(&ctx)?;
+        // Only an answer that stays one JSON body can take the result's bytes as they are.
+        let splice = caller
+            .progress
+            .is_none()
+            .then(|| splice_slot(&ctx))
+            .flatten();
         match self
             .gateway
             .call_tool(&caller, &request.name, request.arguments)
             .await
         {
-            Ok(outcome) => Ok(result_of(outcome).into()),
+            Ok(outcome) => Ok(result_of(outcome, splice).into()),
             Err(CallError::UnknownTool) => Err(McpError::invalid_params(
                 format!("Unknown tool: {}", request.name),
                 Some(json!({ "error": { "code": "request.unknown_tool", "retryable": false } })),
@@ -194,13 +202,24 @@ impl ServerHandler for McpServer {
     }
 }
 
+/// The HTTP layer's slot for this request's result bytes, if any.
+fn splice_slot(ctx: &RequestContext<RoleServer>) -> Option<SpliceSlot> {
+    ctx.extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<SpliceSlot>().cloned())
+}
+
 /// The MCP result: structured content, plus `_meta` saying how fresh it is.
-fn result_of(outcome: CallOutcome) -> CallToolResult {
+/// With a splice slot, the result's own bytes go on the wire (see `splice`).
+fn result_of(outcome: CallOutcome, splice: Option<SpliceSlot>) -> CallToolResult {
     let result = match outcome.result {
         Ok(payload) => {
-            // The text was serialized once in the pipeline; reuse it rather than serialize again.
-            let mut result = CallToolResult::success(vec![ContentBlock::text(payload.text)]);
-            result.structured_content = Some(payload.value);
+            let (structured, text) = match splice {
+                Some(slot) => slot.hold(payload),
+                None => (payload.value().clone(), payload.text().to_owned()),
+            };
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(structured);
             result
         }
         Err(error) => CallToolResult::structured_error(error.to_json()),

@@ -83,7 +83,7 @@ pub async fn read(
         .map_err(|_| McpError::internal_error("resource tool missing", None))?;
     match outcome.result {
         Ok(payload) => Ok(ReadResourceResult::new(vec![
-            ResourceContents::text(payload.text, uri).with_mime_type(JSON),
+            ResourceContents::text(payload.text(), uri).with_mime_type(JSON),
         ])),
         Err(error) => {
             let data = Some(error.to_json());

@@ -35,10 +35,9 @@ pub struct ListResult {
     pub items: Vec<DealershipSummary>,
 }
 
-use serde_json::Value;
-
 use crate::gateway::error::ToolError;
-use crate::gateway::{ToolArgs, ToolContext};
+use crate::gateway::{Payload, ToolArgs, ToolContext};
+use crate::tools::to_result;
 
 impl ToolArgs for ListArgs {
     fn dealership_id(&self) -> Option<&str> {
@@ -52,7 +51,7 @@ impl ToolArgs for GetArgs {
     }
 }
 
-pub async fn list(ctx: ToolContext<'_>, _args: ListArgs) -> Result<Value, ToolError> {
+pub async fn list(ctx: ToolContext<'_>, _args: ListArgs) -> Result<Payload, ToolError> {
     let items = ctx
         .gateway
         .dealerships()
@@ -66,12 +65,12 @@ pub async fn list(ctx: ToolContext<'_>, _args: ListArgs) -> Result<Value, ToolEr
             domains: d.domains_for(ctx.principal),
         })
         .collect();
-    serde_json::to_value(ListResult { items }).map_err(|_| ToolError::internal())
+    to_result(&ListResult { items })
 }
 
-pub async fn get(ctx: ToolContext<'_>, _args: GetArgs) -> Result<Value, ToolError> {
+pub async fn get(ctx: ToolContext<'_>, _args: GetArgs) -> Result<Payload, ToolError> {
     let dealership = ctx.dealership()?;
     let mut profile = dealership.profile.clone();
     profile.domains = dealership.domains_for(ctx.principal);
-    serde_json::to_value(profile).map_err(|_| ToolError::internal())
+    to_result(&profile)
 }

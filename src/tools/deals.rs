@@ -4,14 +4,15 @@
 use chrono::{SecondsFormat, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::adapters::{TradeValueRequest, UpstreamAdapter};
+use crate::gateway::Payload;
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::{Domain, Mileage, Money, vin};
 use crate::tools::leads::WearCondition;
-use crate::tools::to_json;
+use crate::tools::to_result;
 
 /// How long a quoted range stands: providers refresh values weekly.
 const VALID_DAYS: i64 = 7;
@@ -91,7 +92,7 @@ impl ToolArgs for TradeValueArgs {
 pub async fn request_trade_value(
     ctx: ToolContext<'_>,
     args: TradeValueArgs,
-) -> Result<Value, ToolError> {
+) -> Result<Payload, ToolError> {
     let dealership = ctx.dealership()?;
     let vin = vin::normalize(&args.vin);
     let zip = args
@@ -119,7 +120,7 @@ pub async fn request_trade_value(
         t.with_timezone(&dealership.timezone)
             .to_rfc3339_opts(SecondsFormat::Secs, false)
     };
-    to_json(TradeValueResult {
+    to_result(&TradeValueResult {
         vin,
         provider: valuation.provider,
         vehicle: ValuedVehicle {

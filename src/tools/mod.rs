@@ -294,11 +294,12 @@ pub(crate) fn iso_date(text: &str) -> Option<chrono::NaiveDate> {
     chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()
 }
 
-/// A tool result as JSON; a type that cannot serialize is a bug, logged and hidden.
-pub(crate) fn to_json(
-    value: impl serde::Serialize,
-) -> Result<Value, crate::gateway::error::ToolError> {
-    serde_json::to_value(value).map_err(|e| {
+/// A tool result, serialized straight from its type; a type that cannot
+/// serialize is a bug, logged and hidden.
+pub(crate) fn to_result(
+    result: &impl serde::Serialize,
+) -> Result<crate::gateway::Payload, crate::gateway::error::ToolError> {
+    crate::gateway::Payload::serialize(result).map_err(|e| {
         tracing::error!(error = %e, "Could not serialize a tool result.");
         crate::gateway::error::ToolError::internal()
     })

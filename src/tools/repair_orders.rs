@@ -5,15 +5,16 @@
 use chrono::{DateTime, Days, FixedOffset, NaiveDate, SecondsFormat, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::adapters::repair_order::{PayTotal, RepairOrder, RoJob, RoVehicle};
 use crate::adapters::{RoQuery, RoRef, RoStatus, UpstreamAdapter};
+use crate::gateway::Payload;
 use crate::gateway::cursor::CursorCodec;
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::{Domain, vin};
-use crate::tools::{iso_date, to_json};
+use crate::tools::{iso_date, to_result};
 
 /// The widest date range one list may ask for.
 const MAX_DAYS: i64 = 92;
@@ -177,7 +178,7 @@ fn list_hash(args: &ListRepairOrdersArgs) -> String {
 pub async fn get_repair_order(
     ctx: ToolContext<'_>,
     args: GetRepairOrderArgs,
-) -> Result<Value, ToolError> {
+) -> Result<Payload, ToolError> {
     let dealership = ctx.dealership()?;
     let which = match (&args.ro_number, &args.repair_order_id) {
         (Some(n), _) => RoRef::Number(n),
@@ -192,7 +193,7 @@ pub async fn get_repair_order(
     let Some(ro) = found else {
         return Err(not_found(&args.dealership_id));
     };
-    to_json(RepairOrderResult {
+    to_result(&RepairOrderResult {
         repair_order: view(ro, dealership.timezone),
         timezone: dealership.profile.timezone.clone(),
     })
@@ -201,7 +202,7 @@ pub async fn get_repair_order(
 pub async fn list_repair_orders(
     ctx: ToolContext<'_>,
     args: ListRepairOrdersArgs,
-) -> Result<Value, ToolError> {
+) -> Result<Payload, ToolError> {
     let dealership = ctx.dealership()?;
     let tz = dealership.timezone;
     let (from, to) = args.range(tz);
@@ -239,7 +240,7 @@ pub async fn list_repair_orders(
     );
     let total = orders.len();
     let items = orders.drain(page.range).map(|ro| view(ro, tz)).collect();
-    to_json(ListRepairOrdersResult {
+    to_result(&ListRepairOrdersResult {
         items,
         next_cursor: page.next_cursor,
         total: total as u64,

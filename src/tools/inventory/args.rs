@@ -126,6 +126,17 @@ pub struct SearchResult {
     pub limit: u32,
 }
 
+/// A `SearchResult` as it is sent: the same fields, borrowing the vehicles
+/// from the inventory snapshot instead of copying them for every answer.
+#[derive(Debug, Serialize)]
+pub struct SearchPage<'a> {
+    pub items: Vec<&'a Vehicle>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    pub total: u64,
+    pub limit: u32,
+}
+
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetArgs {

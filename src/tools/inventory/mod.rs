@@ -5,14 +5,15 @@ pub mod query;
 
 pub use args::*;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::adapters::{Lookup, UnitRef, UpstreamAdapter};
+use crate::gateway::Payload;
 use crate::gateway::cursor::CursorCodec;
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::{Domain, vin};
-use crate::tools::to_json;
+use crate::tools::to_result;
 
 impl ToolArgs for SearchArgs {
     fn dealership_id(&self) -> Option<&str> {
@@ -85,7 +86,7 @@ fn search_hash(args: &SearchArgs) -> String {
     CursorCodec::query_hash(&json!({ "filters": args.filters, "sort": args.sort, "zip": args.zip }))
 }
 
-pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Result<Value, ToolError> {
+pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Result<Payload, ToolError> {
     let snapshot = ctx
         .adapter(Domain::Inventory)?
         .inventory()
@@ -101,8 +102,8 @@ pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Result<Value, Too
         limit,
         hits.len(),
     );
-    let items = hits[page.range].iter().map(|v| (**v).clone()).collect();
-    to_json(SearchResult {
+    let items = hits[page.range].iter().map(|v| &**v).collect();
+    to_result(&SearchPage {
         items,
         next_cursor: page.next_cursor,
         total: hits.len() as u64,
@@ -110,17 +111,17 @@ pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Result<Value, Too
     })
 }
 
-pub async fn facets(ctx: ToolContext<'_>, args: FacetsArgs) -> Result<Value, ToolError> {
+pub async fn facets(ctx: ToolContext<'_>, args: FacetsArgs) -> Result<Payload, ToolError> {
     let snapshot = ctx
         .adapter(Domain::Inventory)?
         .inventory()
         .await
         .map_err(ctx.upstream_error())?;
     let hits = query::select(&snapshot.listed, &args.filters, None);
-    to_json(query::facets(&hits))
+    to_result(&query::facets(&hits))
 }
 
-pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Value, ToolError> {
+pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Payload, ToolError> {
     let snapshot = ctx
         .adapter(Domain::Inventory)?
         .inventory()
@@ -135,7 +136,7 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Value, ToolError
     };
     let search_again = json!({ "dealership_id": args.dealership_id, "filters": {} });
     match snapshot.lookup(unit) {
-        Lookup::Listed(v) => to_json(GetResult {
+        Lookup::Listed(v) => to_result(&GetResult {
             vehicle: (**v).clone(),
         }),
         Lookup::Sold => Err(ToolError::new(

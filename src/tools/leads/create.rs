@@ -2,7 +2,7 @@
 //! given only once the lead is committed; delivery follows from the outbox.
 
 use chrono::Utc;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::appointment::outcome;
 use super::args::{CreateArgs, PreferredContact, SaleCondition};
@@ -12,6 +12,7 @@ use super::view::{
 };
 use crate::adapters::{Lookup, UnitRef, UpstreamAdapter};
 use crate::adf;
+use crate::gateway::Payload;
 use crate::gateway::error::{ErrorCode, Problem, ToolError};
 use crate::gateway::{Dealership, ToolContext};
 use crate::leads::adf_map::{AdfContext, to_adf};
@@ -19,11 +20,11 @@ use crate::leads::metrics_status;
 use crate::leads::present::delivery_view;
 use crate::leads::{Decision, NewLead, fingerprint, new_lead_id, payload_hash};
 use crate::model::{Condition, Domain, vin};
-use crate::tools::to_json;
+use crate::tools::to_result;
 
 use super::store_error;
 
-pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Value, ToolError> {
+pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Payload, ToolError> {
     let dealership = ctx.dealership()?;
     let desk = ctx.gateway.leads().ok_or_else(ToolError::internal)?;
     let route = dealership
@@ -69,7 +70,7 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Value,
         appointment: appointment.clone(),
     };
     if args.dry_run {
-        return to_json(base.dry_run(lead_id, document));
+        return to_result(&base.dry_run(lead_id, document));
     }
     let lead = NewLead {
         lead_id: lead_id.clone(),
@@ -113,7 +114,7 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Value,
     }
     ctx.gateway
         .invalidate(&dealership.profile.id, Domain::Leads);
-    to_json(result)
+    to_result(&result)
 }
 
 /// Builds the answer for each outcome.

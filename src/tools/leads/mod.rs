@@ -16,13 +16,14 @@ pub use list::{GetArgs, ListArgs};
 pub use view::*;
 
 use chrono::Utc;
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::gateway::Payload;
 use crate::gateway::cursor::CursorCodec;
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::leads::{ListQuery, present};
-use crate::tools::to_json;
+use crate::tools::to_result;
 
 /// How far ahead an appointment may be requested.
 const MAX_AHEAD_DAYS: i64 = 366;
@@ -195,14 +196,14 @@ fn list_hash(args: &ListArgs) -> String {
     }))
 }
 
-pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Value, ToolError> {
+pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Payload, ToolError> {
     let desk = ctx.gateway.leads().ok_or_else(ToolError::internal)?;
     let stored = desk
         .get(&args.dealership_id, &args.lead_id)
         .await
         .map_err(store_error)?;
     match stored {
-        Some(lead) => to_json(present::lead_view(&lead)?),
+        Some(lead) => to_result(&present::lead_view(&lead)?),
         None => Err(ToolError::new(
             ErrorCode::LeadsLeadNotFound,
             "This dealership has no lead with that id taken through the bridge.",
@@ -215,7 +216,7 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Value, ToolError
     }
 }
 
-pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Result<Value, ToolError> {
+pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Result<Payload, ToolError> {
     let desk = ctx.gateway.leads().ok_or_else(ToolError::internal)?;
     let limit = ctx.page_size(args.limit);
     let hash = list_hash(&args);
@@ -250,7 +251,7 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Result<Value, ToolErr
         .iter()
         .map(present::lead_view)
         .collect::<Result<Vec<_>, _>>()?;
-    to_json(ListResult { items, next_cursor })
+    to_result(&ListResult { items, next_cursor })
 }
 
 /// A store failure: the detail goes to the log, the caller gets `internal`.

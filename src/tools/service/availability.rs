@@ -4,14 +4,14 @@
 use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::slots::{SlotView, free_slots, slot_view};
 use super::vehicle::{ServiceCode, VehicleQuery, check_codes, check_vehicle, resolve_vehicle};
+use crate::gateway::Payload;
 use crate::gateway::error::ToolError;
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::Domain;
-use crate::tools::{iso_date, to_json};
+use crate::tools::{iso_date, to_result};
 
 /// The widest date range one call may ask for.
 const MAX_DAYS: i64 = 31;
@@ -104,7 +104,7 @@ impl AvailabilityArgs {
 pub async fn check_availability(
     ctx: ToolContext<'_>,
     args: AvailabilityArgs,
-) -> Result<Value, ToolError> {
+) -> Result<Payload, ToolError> {
     let dealership = ctx.dealership()?;
     let adapter = ctx.adapter(Domain::Service)?;
     let vehicle = resolve_vehicle(&ctx, &args.vehicle()).await?;
@@ -117,7 +117,7 @@ pub async fn check_availability(
         .await
         .map_err(ctx.upstream_error())?;
     let tz = dealership.timezone;
-    to_json(AvailabilityResult {
+    to_result(&AvailabilityResult {
         items: slots.into_iter().map(|s| slot_view(s, tz)).collect(),
         timezone: dealership.profile.timezone.clone(),
     })

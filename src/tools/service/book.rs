@@ -5,7 +5,6 @@
 //! that cannot book hands the request over as a lead (`fallback.rs`).
 
 use chrono::{DateTime, Duration, FixedOffset, Utc};
-use serde_json::Value;
 
 use super::book_args::{BookArgs, BookResult, BookingPreview, BookingStatus};
 use super::fallback::request_as_lead;
@@ -14,19 +13,20 @@ use super::slots::{local, lookahead, next_starts};
 use super::turns;
 use super::vehicle::{check_codes, resolve_vehicle};
 use crate::adapters::{AdapterError, BookedStatus, BookingRequest, UpstreamAdapter};
+use crate::gateway::Payload;
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Dealership, ToolContext};
 use crate::model::Domain;
 use crate::store::bookings::{self, NewBooking, Prior};
 use crate::tools::leads::appointment::within_hours;
-use crate::tools::to_json;
+use crate::tools::to_result;
 
 /// Appointments whose length the scheduler does not say last this long.
 const SLOT_MINUTES: i64 = 30;
 /// Alternatives offered with `proposed`.
 const PROPOSALS: usize = 3;
 
-pub async fn book_appointment(ctx: ToolContext<'_>, args: BookArgs) -> Result<Value, ToolError> {
+pub async fn book_appointment(ctx: ToolContext<'_>, args: BookArgs) -> Result<Payload, ToolError> {
     let dealership = ctx.dealership()?;
     let adapter = ctx.adapter(Domain::Service)?;
     let start = args.start_time().ok_or_else(ToolError::internal)?;
@@ -74,10 +74,10 @@ pub async fn book_appointment(ctx: ToolContext<'_>, args: BookArgs) -> Result<Va
         let (from, to) = lookahead(start, dealership.timezone);
         let request = vehicle.request(&codes, from, to);
         let slots = next_starts(&ctx, adapter, &request, start, PROPOSALS).await;
-        return to_json(answer.proposed(slots.into_iter().map(|s| s.start).collect()));
+        return to_result(&answer.proposed(slots.into_iter().map(|s| s.start).collect()));
     }
     if args.dry_run {
-        return to_json(answer.dry_run(BookingPreview {
+        return to_result(&answer.dry_run(BookingPreview {
             service_codes: codes,
             vehicle,
             comment: args.comment.clone(),
@@ -138,7 +138,7 @@ pub async fn book_appointment(ctx: ToolContext<'_>, args: BookArgs) -> Result<Va
         // second one. The operator learns that the audit row is missing.
         tracing::error!(error = %e, dealership = %dealership.profile.id, "A booking was made but could not be recorded.");
     }
-    to_json(result)
+    to_result(&result)
 }
 
 /// Builds the answer for each outcome.
@@ -221,13 +221,13 @@ fn turn_key(ctx: &ToolContext<'_>, key: &str) -> String {
     format!("{dealership}\u{1f}{}\u{1f}{key}", ctx.principal.name)
 }
 
-fn replay(answer: &str) -> Result<Value, ToolError> {
+fn replay(answer: &str) -> Result<Payload, ToolError> {
     let mut result: BookResult = serde_json::from_str(answer).map_err(|e| {
         tracing::error!(error = %e, "A stored booking answer could not be read.");
         ToolError::internal()
     })?;
     result.replayed = true;
-    to_json(result)
+    to_result(&result)
 }
 
 pub(super) fn idempotency_conflict() -> ToolError {

@@ -5,15 +5,15 @@
 use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::book::store_error;
 use crate::adapters::{AdapterError, CancelRequest, UpstreamAdapter};
+use crate::gateway::Payload;
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{ToolArgs, ToolContext};
 use crate::model::Domain;
 use crate::store::bookings;
-use crate::tools::to_json;
+use crate::tools::to_result;
 
 /// `service.cancel_appointment` arguments.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -51,7 +51,7 @@ impl ToolArgs for CancelArgs {
 pub async fn cancel_appointment(
     ctx: ToolContext<'_>,
     args: CancelArgs,
-) -> Result<Value, ToolError> {
+) -> Result<Payload, ToolError> {
     let dealership = ctx.dealership()?;
     let adapter = ctx.adapter(Domain::Service)?;
     let request = CancelRequest {
@@ -83,7 +83,7 @@ pub async fn cancel_appointment(
         .map_err(store_error)
         .ok();
     }
-    to_json(CancelResult {
+    to_result(&CancelResult {
         message: format!(
             "{} has cancelled the appointment; the slot is free again.",
             dealership.profile.name

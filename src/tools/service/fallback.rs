@@ -4,17 +4,16 @@
 //! `leads.create`), answered `requested`. Without a lead route either, there
 //! is nobody to hand it to: `capability.unsupported`.
 
-use serde_json::Value;
-
 use super::book_args::{BookArgs, BookResult, BookingStatus};
 use super::vehicle::VehicleRef;
+use crate::gateway::Payload;
 use crate::gateway::ToolContext;
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::model::Domain;
 use crate::tools::leads::{
     AppointmentRequest, AppointmentStatus, AppointmentType, CreateArgs, CreateResult, Customer,
 };
-use crate::tools::to_json;
+use crate::tools::to_result;
 
 /// The lead's source when the consent grant names no agent.
 const SOURCE: &str = "dms-bridge service.book_appointment";
@@ -26,7 +25,7 @@ pub async fn request_as_lead(
     vehicle: &VehicleRef,
     codes: &[String],
     base: BookResult,
-) -> Result<Value, ToolError> {
+) -> Result<Payload, ToolError> {
     let dealership = ctx.dealership()?;
     if !dealership.routes.contains_key(&Domain::Leads) || ctx.gateway.leads().is_none() {
         return Err(ToolError::new(
@@ -42,7 +41,7 @@ pub async fn request_as_lead(
             ErrorCode::LeadsIdempotencyConflict => super::book::idempotency_conflict(),
             _ => e,
         })?;
-    let created: CreateResult = serde_json::from_value(created).map_err(|e| {
+    let created: CreateResult = serde_json::from_str(created.text()).map_err(|e| {
         tracing::error!(error = %e, "A lead answer could not be read back.");
         ToolError::internal()
     })?;
@@ -65,7 +64,7 @@ pub async fn request_as_lead(
             ),
         ),
     };
-    to_json(BookResult {
+    to_result(&BookResult {
         status,
         lead_id: Some(created.lead_id),
         proposed_times: proposed.unwrap_or_default(),

@@ -1,0 +1,88 @@
+//! A tool result as it travels: JSON text made once, shared, never copied.
+
+use std::sync::{Arc, OnceLock};
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A tool result and its JSON text, serialized once: the text is both the
+/// MCP text content and what the result size limit measures. Cheap to clone:
+/// a cached answer is shared by every caller, never copied.
+#[derive(Debug, Clone)]
+pub struct Payload(Arc<Serialized>);
+
+#[derive(Debug)]
+struct Serialized {
+    text: String,
+    /// The result as a JSON tree, only for the paths that need one (stdio,
+    /// progress); made from `text` on first use when the result was serialized
+    /// straight from its type.
+    value: OnceLock<Value>,
+    /// `text` as a JSON string literal, made on first use and kept with the entry.
+    quoted: OnceLock<String>,
+}
+
+impl Payload {
+    /// A result that is already a JSON tree.
+    pub fn new(value: Value) -> Self {
+        let text = serde_json::to_string(&value).unwrap_or_default();
+        Self::with(text, OnceLock::from(value))
+    }
+
+    /// A result serialized straight from its type, without a JSON tree.
+    pub fn serialize(result: &impl Serialize) -> Result<Self, serde_json::Error> {
+        Ok(Self::with(serde_json::to_string(result)?, OnceLock::new()))
+    }
+
+    fn with(text: String, value: OnceLock<Value>) -> Self {
+        Self(Arc::new(Serialized {
+            text,
+            value,
+            quoted: OnceLock::new(),
+        }))
+    }
+
+    pub fn value(&self) -> &Value {
+        self.0
+            .value
+            .get_or_init(|| serde_json::from_str(&self.0.text).unwrap_or(Value::Null))
+    }
+
+    /// The result as JSON text.
+    pub fn text(&self) -> &str {
+        &self.0.text
+    }
+
+    /// The JSON text as a JSON string literal (quoted and escaped), as the MCP
+    /// text content carries it on the wire.
+    pub fn quoted_text(&self) -> &str {
+        self.0.quoted.get_or_init(|| {
+            serde_json::to_string(&self.0.text).unwrap_or_else(|_| String::from("\"\""))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_tree_and_quoted_text_agree_however_the_result_was_made() {
+        #[derive(Serialize)]
+        struct Answer<'a> {
+            make: &'a str,
+            price: u64,
+        }
+        let typed = Payload::serialize(&Answer {
+            make: "Ford \"F-150\"",
+            price: 4_299_900,
+        })
+        .unwrap();
+        let tree = Payload::new(json!({ "make": "Ford \"F-150\"", "price": 4_299_900 }));
+        assert_eq!(typed.value(), tree.value());
+        assert_eq!(typed.text(), tree.text());
+        let unquoted: String = serde_json::from_str(typed.quoted_text()).unwrap();
+        assert_eq!(unquoted, typed.text());
+    }
+}

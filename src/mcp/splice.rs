@@ -1,0 +1,168 @@
+//! Tool results over HTTP as the bytes the pipeline already made.
+//!
+//! A tool result is serialized once, in the pipeline, and a cached result keeps
+//! that text. Handing rmcp the result as a `serde_json::Value` would make every
+//! call copy the tree, serialize it again and escape it again for the text
+//! block: on a cached 20-vehicle search that was most of the bridge's work.
+//! Instead the handler gives rmcp two placeholders and leaves the result in a
+//! per-request slot, and this layer writes the result's bytes in place of the
+//! placeholders in rmcp's (small) JSON answer. rmcp still does all the protocol
+//! work: header checks, ids, versions, errors, `_meta`.
+//!
+//! Placeholders carry a random per-process nonce, so no caller or upstream text
+//! can pose as one. They are only handed out where this layer is sure to see
+//! the answer as one JSON body: HTTP, and no progress token (progress turns the
+//! answer into an event stream).
+
+use std::sync::{Arc, LazyLock, Mutex};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use crate::gateway::Payload;
+
+/// The placeholders' text, without the JSON quotes.
+struct Markers {
+    structured: String,
+    text: String,
+}
+
+static MARKERS: LazyLock<Markers> = LazyLock::new(|| {
+    let nonce = uuid::Uuid::new_v4().simple().to_string();
+    Markers {
+        structured: format!("dms-bridge-splice-{nonce}-structured"),
+        text: format!("dms-bridge-splice-{nonce}-text"),
+    }
+});
+
+/// Where the handler leaves a result for this layer; one per HTTP request.
+#[derive(Debug, Clone, Default)]
+pub struct SpliceSlot(Arc<Mutex<Option<Payload>>>);
+
+impl SpliceSlot {
+    /// Keeps `payload` for the answer and returns the structured content and
+    /// text to give rmcp instead.
+    pub fn hold(&self, payload: Payload) -> (Value, String) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(payload);
+        }
+        (
+            Value::String(MARKERS.structured.clone()),
+            MARKERS.text.clone(),
+        )
+    }
+
+    fn take(&self) -> Option<Payload> {
+        self.0.lock().ok().and_then(|mut slot| slot.take())
+    }
+}
+
+/// The layer: gives each request a slot, and splices what the handler held.
+pub async fn splice_answers(mut request: Request, next: Next) -> Response {
+    let slot = SpliceSlot::default();
+    request.extensions_mut().insert(slot.clone());
+    let response = next.run(request).await;
+    match slot.take() {
+        None => response,
+        Some(payload) => splice(response, &payload).await,
+    }
+}
+
+async fn splice(response: Response, payload: &Payload) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let is_json = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(bytes) if is_json => bytes,
+        Ok(_) => return broken("the answer was not one JSON body"),
+        Err(e) => {
+            tracing::error!(error = %e, "Could not read rmcp's answer.");
+            return broken("the answer could not be read");
+        }
+    };
+    let Ok(answer) = std::str::from_utf8(&bytes) else {
+        return broken("the answer was not UTF-8");
+    };
+    let Some(spliced) = replace_markers(answer, payload) else {
+        // rmcp answered without the result (an error of its own): nothing to put in.
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(spliced))
+}
+
+/// The answer with the result's JSON for the structured placeholder and its
+/// quoted text for the text one; `None` when either is missing. Searched from
+/// the end: the result comes after the caller's request id in rmcp's answer.
+fn replace_markers(answer: &str, payload: &Payload) -> Option<String> {
+    let structured = format!("\"{}\"", MARKERS.structured);
+    let text = format!("\"{}\"", MARKERS.text);
+    let at_structured = answer.rfind(&structured)?;
+    let at_text = answer.rfind(&text)?;
+    let mut pieces = [
+        (at_structured, structured.len(), payload.text()),
+        (at_text, text.len(), payload.quoted_text()),
+    ];
+    pieces.sort_by_key(|(at, _, _)| *at);
+    let mut out =
+        String::with_capacity(answer.len() + payload.text().len() + payload.quoted_text().len());
+    let mut from = 0;
+    for (at, len, with) in pieces {
+        out.push_str(answer.get(from..at)?);
+        out.push_str(with);
+        from = at + len;
+    }
+    out.push_str(answer.get(from..)?);
+    Some(out)
+}
+
+/// The handler's result is held but the answer cannot carry it. Not expected:
+/// placeholders are only handed out for answers this layer can rewrite.
+fn broken(why: &str) -> Response {
+    tracing::error!(
+        why,
+        "A held tool result could not be written into the answer."
+    );
+    let mut response = (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn markers_become_the_result_and_its_quoted_text() {
+        let payload = Payload::new(json!({ "vehicles": [{ "make": "Ford \"Built\" <Tough>" }] }));
+        let slot = SpliceSlot::default();
+        let (structured, text) = slot.hold(payload.clone());
+        // A caller-chosen id that looks like a marker must not be touched.
+        let answer = json!({
+            "jsonrpc": "2.0", "id": text.clone(),
+            "result": { "content": [{ "type": "text", "text": text }], "structuredContent": structured, "isError": false }
+        })
+        .to_string();
+        let spliced = replace_markers(&answer, &slot.take().unwrap()).unwrap();
+        let parsed: Value = serde_json::from_str(&spliced).unwrap();
+        assert_eq!(parsed["result"]["structuredContent"], *payload.value());
+        assert_eq!(parsed["result"]["content"][0]["text"], payload.text());
+        assert_eq!(parsed["id"], MARKERS.text.as_str());
+    }
+
+    #[test]
+    fn an_answer_without_markers_is_left_alone() {
+        let payload = Payload::new(json!({ "n": 1 }));
+        assert!(replace_markers(r#"{"jsonrpc":"2.0","id":1,"error":{}}"#, &payload).is_none());
+    }
+}
