@@ -63,10 +63,21 @@ kill "$BARE_PID"
 
 # (b) Cached inventory.search (demo-cdk through the CDK-shaped REST adapter).
 port=$(free_port); start_demo "$port"
-check_ok "$(mcp "http://127.0.0.1:$port/mcp" demo-token-group inventory.search "$SEARCH")"
+answer=$(mcp "http://127.0.0.1:$port/mcp" demo-token-group inventory.search "$SEARCH")
+check_ok "$answer"
+python3 -c 'import json,sys; print(json.dumps(json.loads(sys.stdin.read())["result"]["structuredContent"]))' \
+  <<<"$answer" >"$LOG_DIR/search-result.json"
 TOKEN=demo-token-group TOOL=inventory.search ARGS="$SEARCH" load "bridge_search_cached" "http://127.0.0.1:$port/mcp" mcp_call.lua
 echo "{\"run\":\"bridge_cached_rss\",\"rss_mb\":$(rss_mb "$DEMO_PID")}"
 kill "$DEMO_PID"
+
+# (a') Same-payload ceiling: bare rmcp answering the very result (b) sends, from memory.
+port=$(free_port)
+"$BARE" "127.0.0.1:$port" "$LOG_DIR/search-result.json" 2>"$LOG_DIR/bare-payload.err" & PIDS+=($!); BARE_PID=$!
+sleep 0.5
+check_ok "$(mcp "http://127.0.0.1:$port/mcp" bench-token ping '{}')"
+TOKEN=bench-token TOOL=ping ARGS='{}' load "bare_rmcp_same_result" "http://127.0.0.1:$port/mcp" mcp_call.lua
+kill "$BARE_PID"
 
 # (c) Uncached inventory.search vs the mock upstream directly, at 0 ms and 20 ms upstream latency.
 for latency in 0 20; do

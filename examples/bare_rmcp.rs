@@ -2,7 +2,11 @@
 //! settings as dms-bridge (Streamable HTTP, stateless, JSON responses) with a
 //! constant-time bearer check and one trivial structured tool, and nothing else.
 //!
-//!     cargo run --release --example bare_rmcp -- 127.0.0.1:8790
+//!     cargo run --release --example bare_rmcp -- 127.0.0.1:8790 [RESULT.json]
+//!
+//! With a JSON file, the tool answers that result instead (held in memory and
+//! handed to rmcp per call, as a plain rmcp server would): the same-payload
+//! ceiling for a cached search.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -25,6 +29,8 @@ use subtle::ConstantTimeEq;
 #[derive(Clone)]
 struct Bare {
     tool: Arc<Tool>,
+    /// The fixed result, when one was given.
+    result: Option<Arc<serde_json::Value>>,
 }
 
 impl ServerHandler for Bare {
@@ -45,7 +51,11 @@ impl ServerHandler for Bare {
         req: CallToolRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(CallToolResult::structured(json!({ "echo": req.name, "ok": true })).into())
+        let result = match &self.result {
+            Some(result) => (**result).clone(),
+            None => json!({ "echo": req.name, "ok": true }),
+        };
+        Ok(CallToolResult::structured(result).into())
     }
 }
 
@@ -68,6 +78,10 @@ async fn main() {
     let addr = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:8790".into());
+    let result = std::env::args().nth(2).map(|path| {
+        let text = std::fs::read_to_string(&path).unwrap();
+        Arc::new(serde_json::from_str::<serde_json::Value>(&text).unwrap())
+    });
     let schema = json!({ "type": "object", "properties": {} });
     let tool = Arc::new(Tool::new(
         "ping",
@@ -78,7 +92,12 @@ async fn main() {
         .with_legacy_session_mode(false)
         .with_json_response(true);
     let service = StreamableHttpService::new(
-        move || Ok(Bare { tool: tool.clone() }),
+        move || {
+            Ok(Bare {
+                tool: tool.clone(),
+                result: result.clone(),
+            })
+        },
         Arc::new(NeverSessionManager::default()),
         config,
     );

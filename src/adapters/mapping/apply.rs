@@ -1,6 +1,6 @@
 //! Applying a [`VehicleMapping`] to one upstream record.
 
-use chrono::{DateTime, NaiveDate, Timelike, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDate, Timelike, Utc};
 use chrono_tz::Tz;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -22,6 +22,19 @@ pub struct MapContext<'a> {
     pub timezone: Tz,
     /// When the upstream vouched for this record (the response time, or a feed's Last-Modified).
     pub verified_at: DateTime<Utc>,
+}
+
+impl MapContext<'_> {
+    /// `last_verified_at` as the mapped vehicles carry it: the dealership's
+    /// zone, whole seconds (sub-second precision would claim more than any
+    /// upstream knows). Its date is the "today" of `days_in_stock`.
+    pub fn verified_stamp(&self) -> DateTime<FixedOffset> {
+        let verified = self.verified_at.with_timezone(&self.timezone);
+        verified
+            .with_nanosecond(0)
+            .unwrap_or(verified)
+            .fixed_offset()
+    }
 }
 
 /// One upstream record, mapped.
@@ -74,13 +87,8 @@ pub fn map_vehicle(
     };
     let money = |name| field(mapping, name).and_then(|f| money(f, record, ctx.currency));
     let inventory_date = field(mapping, "inventory_date").and_then(|f| date(f, record));
-    let verified = ctx.verified_at.with_timezone(&ctx.timezone);
-    let today = verified.date_naive();
-    // Whole seconds: sub-second precision would claim more than any upstream knows.
-    let last_verified_at = verified
-        .with_nanosecond(0)
-        .unwrap_or(verified)
-        .fixed_offset();
+    let last_verified_at = ctx.verified_stamp();
+    let today = last_verified_at.date_naive();
     Ok(MappedUnit::Listed(Box::new(Vehicle {
         id,
         dealership_id: ctx.dealership_id.to_owned(),

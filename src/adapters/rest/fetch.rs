@@ -1,5 +1,6 @@
 //! Requests, pagination and error classification for the REST adapter.
 
+use bytes::Bytes;
 use chrono::Utc;
 use reqwest::Method;
 use secrecy::ExposeSecret;
@@ -9,35 +10,12 @@ use super::auth::UpstreamAuth;
 use super::profile::{ErrorClass, Pagination};
 use super::template::{Template, TemplateContext};
 use super::{Operation, RestAdapter};
+use crate::adapters::AdapterError;
 use crate::adapters::http::{self, Reply, status_error};
+use crate::adapters::mapping::ValuePath;
 use crate::adapters::mapping::path::scalar_text;
-use crate::adapters::mapping::{MapContext, ValuePath, map_vehicle};
-use crate::adapters::{AdapterError, InventorySnapshot};
 
 impl RestAdapter {
-    /// Reads every page of the inventory operation and maps the records.
-    pub(super) async fn list_inventory(
-        &self,
-        op: &Operation,
-    ) -> Result<InventorySnapshot, AdapterError> {
-        let (records, verified_at) = self
-            .read_pages(&op.endpoint(), &op.spec.pagination, op.records.as_ref())
-            .await?;
-        let ctx = MapContext {
-            dealership_id: &self.dealership.id,
-            currency: &self.dealership.currency,
-            timezone: self.dealership.timezone,
-            verified_at,
-        };
-        let mut skipped = 0;
-        let units: Vec<_> = records
-            .iter()
-            .filter_map(|r| map_vehicle(&op.mapping, r, &ctx).map_err(|e| { skipped += 1; tracing::warn!(profile = %self.profile_name, reason = e.0, "Skipped an upstream record the mapping cannot read."); }).ok())
-            .collect();
-        tracing::debug!(profile = %self.profile_name, records = records.len(), skipped, "Read upstream inventory.");
-        Ok(InventorySnapshot::from_units(units, verified_at))
-    }
-
     /// Reads every page of `endpoint`; the records of each page are at `records`
     /// (the whole answer when `None`). Also returns when the first page was asked
     /// for: the data is at least that fresh, and never claimed fresher.
@@ -73,8 +51,21 @@ impl RestAdapter {
         endpoint: &Endpoint<'_>,
         params: &[(String, String)],
     ) -> Result<Value, AdapterError> {
+        self.fetch(endpoint, params, None)
+            .await
+            .map(Fetched::into_value)
+    }
+
+    /// A read that answers [`Fetched::Same`] instead of parsing when the
+    /// upstream sends `known` again byte for byte, with a success status.
+    pub(super) async fn fetch(
+        &self,
+        endpoint: &Endpoint<'_>,
+        params: &[(String, String)],
+        known: Option<&Bytes>,
+    ) -> Result<Fetched, AdapterError> {
         self.policy
-            .run(true, || self.call_once(endpoint, params, false))
+            .run(true, || self.call_once(endpoint, params, false, known))
             .await
     }
 
@@ -86,8 +77,9 @@ impl RestAdapter {
         idempotent: bool,
     ) -> Result<Value, AdapterError> {
         self.policy
-            .run(idempotent, || self.call_once(endpoint, &[], true))
+            .run(idempotent, || self.call_once(endpoint, &[], true, None))
             .await
+            .map(Fetched::into_value)
     }
 
     /// One attempt, with one token refresh if the upstream says the token is stale.
@@ -97,12 +89,18 @@ impl RestAdapter {
         endpoint: &Endpoint<'_>,
         params: &[(String, String)],
         write: bool,
-    ) -> Result<Value, AdapterError> {
+        known: Option<&Bytes>,
+    ) -> Result<Fetched, AdapterError> {
         let mut refused = None;
         loop {
             let request = self.request(endpoint, params, refused).await?;
             let generation = request.1;
             let reply = http::send(request.0).await?;
+            // The same success body classifies the same: no need to parse it again.
+            if reply.status.is_success() && known.is_some_and(|k| *k == reply.body) {
+                return Ok(Fetched::Same);
+            }
+            let bytes = reply.body.clone();
             match self.classify(reply, write) {
                 Err(Classified::Reauthenticate(status)) => {
                     if refused.is_some() || generation.is_none() {
@@ -111,7 +109,7 @@ impl RestAdapter {
                     refused = generation;
                 }
                 Err(Classified::Error(e)) => return Err(e),
-                Ok(body) => return Ok(body),
+                Ok(body) => return Ok(Fetched::New(body, bytes)),
             }
         }
     }
@@ -265,7 +263,7 @@ pub(super) struct Endpoint<'a> {
 }
 
 impl Operation {
-    fn endpoint(&self) -> Endpoint<'_> {
+    pub(super) fn endpoint(&self) -> Endpoint<'_> {
         Endpoint {
             method: &self.spec.method,
             path: &self.path,
@@ -288,13 +286,31 @@ fn class_error(class: ErrorClass, status: u16, code: &str, reply: &Reply) -> Cla
     }
 }
 
-enum NextPage {
+/// An upstream answer: parsed, or the very bytes the caller already had.
+pub(super) enum Fetched {
+    Same,
+    New(Value, Bytes),
+}
+
+impl Fetched {
+    /// The parsed answer. `Same` only answers a read that passed known bytes,
+    /// which these callers never do.
+    fn into_value(self) -> Value {
+        match self {
+            Fetched::New(body, _) => body,
+            Fetched::Same => Value::Null,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum NextPage {
     Done,
     More,
     Cursor(String),
 }
 
-fn page_params(
+pub(super) fn page_params(
     pagination: &Pagination,
     page: u32,
     fetched: usize,
@@ -343,7 +359,7 @@ fn page_params(
     }
 }
 
-fn next_page(
+pub(super) fn next_page(
     pagination: &Pagination,
     body: &Value,
     in_page: usize,

@@ -4,6 +4,7 @@
 mod auth;
 mod body;
 mod fetch;
+mod inventory;
 pub mod profile;
 pub mod records;
 mod repair_orders;
@@ -63,6 +64,8 @@ pub struct RestAdapter {
     dealership: DealershipContext,
     /// Concurrent inventory reads share one upstream request.
     flight: Flight,
+    /// The last inventory answer, so an unchanged one is not parsed again.
+    last_read: inventory::LastRead,
     /// The service menu, kept a while: it changes rarely, and every availability
     /// check and booking checks its codes against it.
     menu: moka::future::Cache<(), Arc<Vec<ServiceItem>>>,
@@ -228,6 +231,7 @@ impl RestAdapter {
             cancel_appointment,
             dealership,
             flight: Flight::default(),
+            last_read: inventory::LastRead::default(),
             menu: moka::future::Cache::builder()
                 .max_capacity(1)
                 .time_to_live(MENU_KEEP)

@@ -1,0 +1,180 @@
+//! Inventory reads that do not parse again what the upstream already said.
+//!
+//! Every read still goes to the upstream, so freshness is unchanged. But a
+//! dealer's inventory changes a few times a day and is read far more often,
+//! and parsing and mapping the answer is most of what a read costs the bridge
+//! (about 1.3 ms for the demo's 72 vehicles, on every read). So each page of
+//! the last read is kept with its mapped vehicles. A page whose bytes equal the
+//! last answer to the same request, with every page before it equal too, keeps
+//! them; only the time they were verified moves on. A new local day maps again
+//! (`days_in_stock` counts from it).
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use chrono::{DateTime, FixedOffset, Utc};
+
+use super::fetch::{Fetched, NextPage, next_page, page_params, records_in};
+use super::{Operation, RestAdapter};
+use crate::adapters::mapping::{MapContext, MappedUnit, map_vehicle};
+use crate::adapters::{AdapterError, InventorySnapshot, SoldUnit};
+use crate::model::Vehicle;
+
+/// The pages of the last inventory read, in order.
+#[derive(Default)]
+pub(super) struct LastRead(Mutex<Vec<Arc<MappedPage>>>);
+
+/// One page as the upstream sent it, and what it mapped to.
+pub(super) struct MappedPage {
+    body: Bytes,
+    /// The `last_verified_at` its vehicles carry.
+    stamp: DateTime<FixedOffset>,
+    listed: Vec<Arc<Vehicle>>,
+    sold: Vec<SoldUnit>,
+    records: usize,
+    next: NextPage,
+}
+
+impl MappedPage {
+    /// The same page, verified again at `stamp`.
+    fn restamped(self: &Arc<Self>, stamp: DateTime<FixedOffset>) -> Arc<Self> {
+        if stamp == self.stamp {
+            return self.clone();
+        }
+        let listed = self
+            .listed
+            .iter()
+            .map(|v| {
+                let mut v = Vehicle::clone(v);
+                v.last_verified_at = stamp;
+                Arc::new(v)
+            })
+            .collect();
+        Arc::new(Self {
+            body: self.body.clone(),
+            stamp,
+            listed,
+            sold: self.sold.clone(),
+            records: self.records,
+            next: self.next.clone(),
+        })
+    }
+}
+
+impl RestAdapter {
+    /// Reads every page of the inventory operation and maps the records.
+    pub(super) async fn list_inventory(
+        &self,
+        op: &Operation,
+    ) -> Result<InventorySnapshot, AdapterError> {
+        let verified_at = Utc::now();
+        let ctx = MapContext {
+            dealership_id: &self.dealership.id,
+            currency: &self.dealership.currency,
+            timezone: self.dealership.timezone,
+            verified_at,
+        };
+        let stamp = ctx.verified_stamp();
+        let known = self.last_read.pages();
+        let endpoint = op.endpoint();
+        let pagination = &op.spec.pagination;
+        let mut pages: Vec<Arc<MappedPage>> = Vec::new();
+        let mut fetched = 0;
+        let mut cursor: Option<String> = None;
+        let mut unchanged = true;
+        loop {
+            let params = page_params(pagination, pages.len() as u32, fetched, cursor.as_deref());
+            // Reused only on the same day, and only after pages that were all the same.
+            let before = known
+                .get(pages.len())
+                .filter(|k| unchanged && k.stamp.date_naive() == stamp.date_naive());
+            let page = match self
+                .fetch(&endpoint, &params, before.map(|k| &k.body))
+                .await?
+            {
+                Fetched::Same => match before {
+                    Some(known) => known.restamped(stamp),
+                    None => return Err(AdapterError::InvalidResponse("no page to reuse".into())),
+                },
+                Fetched::New(body, bytes) => {
+                    unchanged = false;
+                    let records = records_in(&body, op.records.as_ref())?;
+                    let next = next_page(
+                        pagination,
+                        &body,
+                        records.len(),
+                        fetched + records.len(),
+                        pages.len() as u32 + 1,
+                    )?;
+                    Arc::new(self.map_page(op, &records, &ctx, bytes, next))
+                }
+            };
+            fetched += page.records;
+            let next = page.next.clone();
+            pages.push(page);
+            match next {
+                NextPage::Done => break,
+                NextPage::More => {}
+                NextPage::Cursor(next) => cursor = Some(next),
+            }
+        }
+        tracing::debug!(profile = %self.profile_name, records = fetched, reparsed = !unchanged, "Read upstream inventory.");
+        let snapshot = snapshot_of(&pages, verified_at);
+        self.last_read.remember(pages);
+        Ok(snapshot)
+    }
+
+    fn map_page(
+        &self,
+        op: &Operation,
+        records: &[serde_json::Value],
+        ctx: &MapContext<'_>,
+        body: Bytes,
+        next: NextPage,
+    ) -> MappedPage {
+        let mut page = MappedPage {
+            // Exactly the body's size: the read buffer may have grown larger.
+            body: Bytes::copy_from_slice(&body),
+            stamp: ctx.verified_stamp(),
+            listed: Vec::new(),
+            sold: Vec::new(),
+            records: records.len(),
+            next,
+        };
+        for record in records {
+            match map_vehicle(&op.mapping, record, ctx) {
+                Ok(MappedUnit::Listed(v)) => page.listed.push(Arc::from(v)),
+                Ok(MappedUnit::Sold { id, vin, stock }) => {
+                    page.sold.push(SoldUnit { id, vin, stock })
+                }
+                Err(e) => {
+                    tracing::warn!(profile = %self.profile_name, reason = e.0, "Skipped an upstream record the mapping cannot read.")
+                }
+            }
+        }
+        page
+    }
+}
+
+impl LastRead {
+    fn pages(&self) -> Vec<Arc<MappedPage>> {
+        self.0.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
+    fn remember(&self, pages: Vec<Arc<MappedPage>>) {
+        if let Ok(mut last) = self.0.lock() {
+            *last = pages;
+        }
+    }
+}
+
+fn snapshot_of(pages: &[Arc<MappedPage>], verified_at: DateTime<Utc>) -> InventorySnapshot {
+    InventorySnapshot {
+        listed: pages
+            .iter()
+            .flat_map(|p| p.listed.iter().cloned())
+            .collect(),
+        sold: pages.iter().flat_map(|p| p.sold.iter().cloned()).collect(),
+        fetched_at: Some(verified_at),
+    }
+}

@@ -1,0 +1,182 @@
+//! Inventory reads with the tool cache off: every call reaches the upstream,
+//! and an answer the upstream sends again byte for byte is not parsed again
+//! (`src/adapters/rest/inventory.rs`). That must never hide a change: a price
+//! changed on any page shows on the next read.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use common::{INVENTORY_PATH, call, connect, count, fixture, mount_token, ok, rest_config};
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// A CDK-shaped inventory the test can change between reads, served in pages
+/// of at most `cap` records.
+#[derive(Clone)]
+struct Inventory {
+    results: Arc<Mutex<Vec<Value>>>,
+    cap: usize,
+}
+
+impl Respond for Inventory {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let number = |name: &str| {
+            request
+                .url
+                .query_pairs()
+                .find(|(k, _)| k == name)
+                .and_then(|(_, v)| v.parse::<usize>().ok())
+                .unwrap_or(0)
+        };
+        let results = self.results.lock().unwrap();
+        let start = number("offset").min(results.len());
+        let end = (start + number("limit").min(self.cap)).min(results.len());
+        let page = &results[start..end];
+        ResponseTemplate::new(200).set_body_json(json!({
+            "summary": { "count": page.len(), "totalCount": results.len(), "limit": number("limit"), "offset": start },
+            "results": page,
+        }))
+    }
+}
+
+impl Inventory {
+    /// Raises the selling price of the listed record at `index` by 1,000.00.
+    fn raise_price(&self, index: usize) -> String {
+        let mut results = self.results.lock().unwrap();
+        let record = &mut results[index];
+        let prices = record["financials"]["prices"].as_array_mut().unwrap();
+        let selling = prices.iter_mut().find(|p| p["type"] == "SELLING").unwrap();
+        // The vendor sends amounts as numbers or as strings.
+        let amount: f64 = match &selling["amount"] {
+            Value::String(text) => text.parse().unwrap(),
+            number => number.as_f64().unwrap(),
+        };
+        selling["amount"] = json!(format!("{:.2}", amount + 1000.0));
+        record["vin"].as_str().unwrap().to_owned()
+    }
+
+    /// Index of the first listed record with a selling price at or after `from`.
+    fn listed_with_selling_price(&self, from: usize) -> usize {
+        let results = self.results.lock().unwrap();
+        (from..results.len())
+            .find(|&i| {
+                let r = &results[i];
+                r["deleted"] != json!(true)
+                    && r["vehicleStatus"]["inventoryStatus"] == "IN_STOCK"
+                    && r["financials"]["prices"]
+                        .as_array()
+                        .is_some_and(|p| p.iter().any(|p| p["type"] == "SELLING"))
+            })
+            .unwrap()
+    }
+}
+
+async fn upstream(cap: usize) -> (MockServer, Inventory) {
+    let server = MockServer::start().await;
+    mount_token(&server).await;
+    let fixture: Value =
+        serde_json::from_str(&fixture("cdk/merchandisable-vehicles.json")).unwrap();
+    let inventory = Inventory {
+        results: Arc::new(Mutex::new(fixture["results"].as_array().unwrap().clone())),
+        cap,
+    };
+    Mock::given(method("GET"))
+        .and(path(INVENTORY_PATH))
+        .respond_with(inventory.clone())
+        .mount(&server)
+        .await;
+    (server, inventory)
+}
+
+/// Every listed vehicle by VIN, from one uncached search.
+async fn listed(client: &common::Client) -> BTreeMap<String, Value> {
+    let page = ok(&call(
+        client,
+        "inventory.search",
+        json!({ "dealership_id": "acme", "limit": 100 }),
+    )
+    .await);
+    page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["vin"].as_str().unwrap().to_owned(), v.clone()))
+        .collect()
+}
+
+fn without_verified_at(mut vehicles: BTreeMap<String, Value>) -> BTreeMap<String, Value> {
+    for v in vehicles.values_mut() {
+        v.as_object_mut().unwrap().remove("last_verified_at");
+    }
+    vehicles
+}
+
+const NO_CACHE: &str = "\n[cache]\nenabled = false\n";
+
+#[tokio::test]
+async fn every_read_reaches_the_upstream_and_a_change_on_any_page_shows() {
+    let (server, inventory) = upstream(30).await;
+    let bridge = common::with_config(&rest_config(&server.uri(), NO_CACHE)).await;
+    let client = connect(&bridge.url, Some("acme-token")).await;
+
+    let first = listed(&client).await;
+    let second = listed(&client).await;
+    assert_eq!(
+        count(&server, INVENTORY_PATH).await,
+        6,
+        "3 pages per read, no cache"
+    );
+    assert_eq!(
+        without_verified_at(second.clone()),
+        without_verified_at(first.clone())
+    );
+
+    // A change on the last page, after two pages that did not change.
+    let late = inventory.listed_with_selling_price(60);
+    let vin = inventory.raise_price(late);
+    let third = listed(&client).await;
+    let raised = |before: &BTreeMap<String, Value>, after: &BTreeMap<String, Value>| {
+        after[&vin]["price"]["amount"].as_i64().unwrap()
+            - before[&vin]["price"]["amount"].as_i64().unwrap()
+    };
+    assert_eq!(raised(&second, &third), 100_000, "1,000.00 in cents");
+
+    // A change on the first page; the pages after it are read and mapped again too.
+    let early = inventory.listed_with_selling_price(0);
+    let vin_early = inventory.raise_price(early);
+    let fourth = listed(&client).await;
+    assert_eq!(
+        fourth[&vin_early]["price"]["amount"].as_i64().unwrap()
+            - third[&vin_early]["price"]["amount"].as_i64().unwrap(),
+        100_000
+    );
+    assert_eq!(fourth[&vin], third[&vin], "the unchanged later page");
+    assert_eq!(count(&server, INVENTORY_PATH).await, 12);
+}
+
+#[tokio::test]
+async fn a_reused_answer_is_verified_again() {
+    let (server, _inventory) = upstream(100).await;
+    let bridge = common::with_config(&rest_config(&server.uri(), NO_CACHE)).await;
+    let client = connect(&bridge.url, Some("acme-token")).await;
+
+    let first = listed(&client).await;
+    // last_verified_at has whole seconds: wait into the next one.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let second = listed(&client).await;
+    assert_eq!(count(&server, INVENTORY_PATH).await, 2);
+    let at = |v: &Value| {
+        chrono::DateTime::parse_from_rfc3339(v["last_verified_at"].as_str().unwrap()).unwrap()
+    };
+    for (vin, vehicle) in &second {
+        assert!(
+            at(vehicle) > at(&first[vin]),
+            "{vin}: the second read verified it again"
+        );
+    }
+    assert_eq!(without_verified_at(second), without_verified_at(first));
+}
