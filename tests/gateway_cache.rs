@@ -553,3 +553,31 @@ async fn metrics_count_cache_hits_and_misses() {
         "dealership.list does not use the cache:\n{text}"
     );
 }
+
+#[tokio::test]
+async fn with_the_cache_off_identical_calls_in_flight_still_share_one_result() {
+    let server = upstream(inventory_ok().set_delay(Duration::from_millis(300))).await;
+    let bridge = with_config(&rest_config(&server.uri(), "\n[cache]\nenabled = false\n")).await;
+    let client = Arc::new(connect(&bridge.url, Some("acme-token")).await);
+    let args = json!({ "dealership_id": "acme", "limit": 2 });
+
+    let calls: Vec<_> = (0..10)
+        .map(|_| {
+            let (client, args) = (client.clone(), args.clone());
+            tokio::spawn(async move { search(&client, args).await })
+        })
+        .collect();
+    let mut joined = 0;
+    for call in calls {
+        let result = call.await.unwrap();
+        assert_eq!(ok(&result)["items"].as_array().unwrap().len(), 2);
+        // Only a call that took another's result says so; the one that computed says nothing.
+        joined += usize::from(cache_meta(&result).is_some_and(|m| m["hit"] == true));
+    }
+    assert_eq!(count(&server, INVENTORY_PATH).await, 1);
+    assert_eq!(joined, 9);
+
+    let later = search(&client, args).await;
+    assert!(cache_meta(&later).is_none(), "nothing was kept");
+    assert_eq!(count(&server, INVENTORY_PATH).await, 2);
+}

@@ -180,6 +180,33 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_zero_ttl_keeps_nothing_but_joins_calls_in_flight() {
+        let cache = Arc::new(cache());
+        let calls = Arc::new(AtomicUsize::new(0));
+        let compute = |cache: Arc<ReadCache>, calls: Arc<AtomicUsize>| async move {
+            let key = cache.key("d", Domain::Inventory, "inventory.search", "{}");
+            cache
+                .get_or_compute(key, Duration::ZERO, async {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    Ok(Payload::new(serde_json::json!({"n": 1})))
+                })
+                .await
+                .map(|(_, info)| info.hit)
+        };
+        let together: Vec<_> = (0..10)
+            .map(|_| tokio::spawn(compute(cache.clone(), calls.clone())))
+            .collect();
+        for t in together {
+            t.await.unwrap().unwrap();
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "calls in flight share one");
+        let later = compute(cache.clone(), calls.clone()).await.unwrap();
+        assert!(!later, "computed again");
+        assert_eq!(calls.load(Ordering::SeqCst), 2, "nothing was kept");
+    }
+
+    #[tokio::test]
     async fn errors_are_not_cached_and_writes_retire_entries() {
         let cache = cache();
         let key = || cache.key("d", Domain::Inventory, "t", "{}");
