@@ -65,10 +65,13 @@ kill "$BARE_PID"
 port=$(free_port); start_demo "$port"
 answer=$(mcp "http://127.0.0.1:$port/mcp" demo-token-group inventory.search "$SEARCH")
 check_ok "$answer"
+echo "{\"run\":\"bridge_started_rss\",\"rss_mb\":$(rss_mb "$DEMO_PID")}"
 python3 -c 'import json,sys; print(json.dumps(json.loads(sys.stdin.read())["result"]["structuredContent"]))' \
   <<<"$answer" >"$LOG_DIR/search-result.json"
 TOKEN=demo-token-group TOOL=inventory.search ARGS="$SEARCH" load "bridge_search_cached" "http://127.0.0.1:$port/mcp" mcp_call.lua
 echo "{\"run\":\"bridge_cached_rss\",\"rss_mb\":$(rss_mb "$DEMO_PID")}"
+sleep 5
+echo "{\"run\":\"bridge_cached_rss_5s_later\",\"rss_mb\":$(rss_mb "$DEMO_PID")}"
 kill "$DEMO_PID"
 
 # (a') Same-payload ceiling: bare rmcp answering the very result (b) sends, from memory.
@@ -85,6 +88,9 @@ for latency in 0 20; do
   check_ok "$(mcp "http://127.0.0.1:$port/mcp" demo-token-group inventory.search "$SEARCH")"
   TOKEN=demo-token-group TOOL=inventory.search ARGS="$SEARCH" \
     load "bridge_search_uncached_upstream_${latency}ms" "http://127.0.0.1:$port/mcp" mcp_call.lua
+  # The same with 32 different searches at once: they share upstream reads but no result.
+  TOKEN=demo-token-group TOOL=inventory.search ARGS='{"dealership_id":"demo-cdk","limit":%d}' VARY_LIMIT=1 \
+    load "bridge_search_uncached_upstream_${latency}ms_distinct" "http://127.0.0.1:$port/mcp" mcp_call.lua
   echo "{\"run\":\"bridge_uncached_${latency}ms_rss\",\"rss_mb\":$(rss_mb "$DEMO_PID")}"
   load "direct_upstream_${latency}ms" "$CDK_URL/sales/inventory/v2/merchandisable-vehicles/?deleted=true&limit=100&offset=0" upstream_get.lua
   kill "$DEMO_PID"
