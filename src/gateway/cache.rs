@@ -18,9 +18,9 @@ use crate::config::CacheConfig;
 use crate::model::Domain;
 
 /// A cached result.
-pub struct Cached {
-    pub payload: Payload,
-    pub stored_at: DateTime<Utc>,
+struct Cached {
+    payload: Payload,
+    stored_at: DateTime<Utc>,
     stored: Instant,
     ttl: Duration,
 }
@@ -68,12 +68,14 @@ impl ReadCache {
         }
     }
 
-    /// The TTL for a domain, or `None` when its results are not cached.
-    pub fn ttl(&self, domain: Domain) -> Option<Duration> {
+    /// How long a domain's results are kept. Zero (caching off, or no TTL for
+    /// the domain): nothing is kept, but identical calls in flight still share
+    /// one computation, as their upstream reads do.
+    pub fn ttl(&self, domain: Domain) -> Duration {
         self.enabled
             .then(|| self.ttl.get(&domain).copied())
             .flatten()
-            .filter(|t| !t.is_zero())
+            .unwrap_or_default()
     }
 
     /// The key for a call. `canonical_args` must be the arguments serialized with sorted keys.
@@ -101,12 +103,14 @@ impl ReadCache {
 
     /// The cached result, or the result of `compute`, shared with every
     /// identical call in flight. Errors are returned to all of them and not kept.
+    /// The info is `None` when there is nothing to tell the caller: the TTL is
+    /// zero and this call computed its own result.
     pub async fn get_or_compute<F>(
         &self,
         key: String,
         ttl: Duration,
         compute: F,
-    ) -> Result<(Arc<Cached>, CacheInfo), ToolError>
+    ) -> Result<(Payload, Option<CacheInfo>), ToolError>
     where
         F: Future<Output = Result<Payload, ToolError>>,
     {
@@ -125,12 +129,13 @@ impl ReadCache {
             })
             .await
             .map_err(|e| (*e).clone())?;
-        let info = CacheInfo {
-            hit: !computed.load(Ordering::Relaxed),
+        let hit = !computed.load(Ordering::Relaxed);
+        let info = (hit || !ttl.is_zero()).then(|| CacheInfo {
+            hit,
             stored_at: entry.stored_at,
             age: entry.stored.elapsed(),
-        };
-        Ok((entry, info))
+        });
+        Ok((entry.payload.clone(), info))
     }
 
     /// Retires every cached result of `domain` at `dealership` (after a write).
@@ -168,7 +173,7 @@ mod tests {
                         Ok(Payload::new(serde_json::json!({"n": 1})))
                     })
                     .await
-                    .map(|(_, info)| info.hit)
+                    .map(|(_, info)| info.is_some_and(|i| i.hit))
             }));
         }
         let mut hits = 0;
@@ -192,7 +197,7 @@ mod tests {
                     Ok(Payload::new(serde_json::json!({"n": 1})))
                 })
                 .await
-                .map(|(_, info)| info.hit)
+                .map(|(_, info)| info.is_some_and(|i| i.hit))
         };
         let together: Vec<_> = (0..10)
             .map(|_| tokio::spawn(compute(cache.clone(), calls.clone())))
@@ -201,8 +206,15 @@ mod tests {
             t.await.unwrap().unwrap();
         }
         assert_eq!(calls.load(Ordering::SeqCst), 1, "calls in flight share one");
-        let later = compute(cache.clone(), calls.clone()).await.unwrap();
-        assert!(!later, "computed again");
+        let key = cache.key("d", Domain::Inventory, "inventory.search", "{}");
+        let (_, later) = cache
+            .get_or_compute(key, Duration::ZERO, async {
+                calls.fetch_add(1, Ordering::SeqCst);
+                Ok(Payload::serialize(&serde_json::json!({"n": 2})).unwrap())
+            })
+            .await
+            .unwrap();
+        assert!(later.is_none(), "computed again, and nothing to report");
         assert_eq!(calls.load(Ordering::SeqCst), 2, "nothing was kept");
     }
 
@@ -222,23 +234,23 @@ mod tests {
             })
             .await
             .unwrap();
-        assert!(!first.hit);
+        assert!(!first.unwrap().hit);
         let (_, second) = cache
             .get_or_compute(key(), Duration::from_secs(60), async {
                 Ok(Payload::new(serde_json::json!(2)))
             })
             .await
             .unwrap();
-        assert!(second.hit);
+        assert!(second.unwrap().hit);
         cache.invalidate("d", Domain::Inventory);
-        let (entry, third) = cache
+        let (payload, third) = cache
             .get_or_compute(key(), Duration::from_secs(60), async {
                 Ok(Payload::new(serde_json::json!(3)))
             })
             .await
             .unwrap();
-        assert!(!third.hit);
-        assert_eq!(entry.payload.value(), &serde_json::json!(3));
+        assert!(!third.unwrap().hit);
+        assert_eq!(payload.value(), &serde_json::json!(3));
         assert_ne!(
             cache.key("d", Domain::Inventory, "t", "{}"),
             cache.key("e", Domain::Inventory, "t", "{}")

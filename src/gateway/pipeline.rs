@@ -236,9 +236,7 @@ impl Gateway {
                 .ok_or_else(|| super::unsupported(domain))?;
             facts.adapter = Some(route.upstream.clone());
             if tool.cacheable() && !route.adapter.serves_local_copy() {
-                // Zero (caching off): nothing is kept, but identical calls in
-                // flight still share one computation, as their upstream reads do.
-                cache_ttl = Some(self.inner.cache.ttl(domain).unwrap_or_default());
+                cache_ttl = Some(self.inner.cache.ttl(domain));
             }
         }
         let mut check = Check::new(self, dealership);
@@ -276,30 +274,23 @@ impl Gateway {
                     .inner
                     .cache
                     .key(&d.profile.id, domain, tool.name(), &canonical);
-                let (entry, info) = self.inner.cache.get_or_compute(key, ttl, work).await?;
-                if ttl.is_zero() && !info.hit {
-                    // Caching is off and this call computed its own result: nothing to report.
-                    return self.sized(entry.payload.clone());
+                let (payload, info) = self.inner.cache.get_or_compute(key, ttl, work).await?;
+                if let Some(info) = info {
+                    let result = if info.hit { "hit" } else { "miss" };
+                    self.inner
+                        .metrics
+                        .cache
+                        .get_or_create(&CacheLabels {
+                            tool: tool.name(),
+                            result,
+                        })
+                        .inc();
                 }
-                let result = if info.hit { "hit" } else { "miss" };
-                self.inner
-                    .metrics
-                    .cache
-                    .get_or_create(&CacheLabels {
-                        tool: tool.name(),
-                        result,
-                    })
-                    .inc();
-                facts.cache = Some(info);
-                entry.payload.clone()
+                facts.cache = info;
+                payload
             }
             _ => work.await?,
         };
-        self.sized(payload)
-    }
-
-    /// The payload, if it fits `max_result_bytes`.
-    fn sized(&self, payload: Payload) -> Result<Payload, ToolError> {
         self.check_size(payload.text().len())?;
         Ok(payload)
     }
