@@ -170,7 +170,7 @@ mod tests {
                     .get_or_compute(key, Duration::from_secs(60), async {
                         calls.fetch_add(1, Ordering::SeqCst);
                         tokio::time::sleep(Duration::from_millis(50)).await;
-                        Ok(Payload::new(serde_json::json!({"n": 1})))
+                        Ok(Payload::serialize(&serde_json::json!({"n": 1})).unwrap())
                     })
                     .await
                     .map(|(_, info)| info.is_some_and(|i| i.hit))
@@ -194,7 +194,7 @@ mod tests {
                 .get_or_compute(key, Duration::ZERO, async {
                     calls.fetch_add(1, Ordering::SeqCst);
                     tokio::time::sleep(Duration::from_millis(50)).await;
-                    Ok(Payload::new(serde_json::json!({"n": 1})))
+                    Ok(Payload::serialize(&serde_json::json!({"n": 1})).unwrap())
                 })
                 .await
                 .map(|(_, info)| info.is_some_and(|i| i.hit))
@@ -230,14 +230,14 @@ mod tests {
         assert!(failed.is_err());
         let (_, first) = cache
             .get_or_compute(key(), Duration::from_secs(60), async {
-                Ok(Payload::new(serde_json::json!(1)))
+                Ok(Payload::serialize(&serde_json::json!(1)).unwrap())
             })
             .await
             .unwrap();
         assert!(!first.unwrap().hit);
         let (_, second) = cache
             .get_or_compute(key(), Duration::from_secs(60), async {
-                Ok(Payload::new(serde_json::json!(2)))
+                Ok(Payload::serialize(&serde_json::json!(2)).unwrap())
             })
             .await
             .unwrap();
@@ -245,7 +245,7 @@ mod tests {
         cache.invalidate("d", Domain::Inventory);
         let (payload, third) = cache
             .get_or_compute(key(), Duration::from_secs(60), async {
-                Ok(Payload::new(serde_json::json!(3)))
+                Ok(Payload::serialize(&serde_json::json!(3)).unwrap())
             })
             .await
             .unwrap();

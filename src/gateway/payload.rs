@@ -15,31 +15,20 @@ pub struct Payload(Arc<Serialized>);
 struct Serialized {
     text: String,
     /// The result as a JSON tree, only for the paths that need one (stdio,
-    /// progress); made from `text` on first use when the result was serialized
-    /// straight from its type.
+    /// progress, resources); made from `text` on first use.
     value: OnceLock<Value>,
     /// `text` as a JSON string literal, made on first use and kept with the entry.
     quoted: OnceLock<String>,
 }
 
 impl Payload {
-    /// A result that is already a JSON tree.
-    pub fn new(value: Value) -> Self {
-        let text = serde_json::to_string(&value).unwrap_or_default();
-        Self::with(text, OnceLock::from(value))
-    }
-
     /// A result serialized straight from its type, without a JSON tree.
     pub fn serialize(result: &impl Serialize) -> Result<Self, serde_json::Error> {
-        Ok(Self::with(serde_json::to_string(result)?, OnceLock::new()))
-    }
-
-    fn with(text: String, value: OnceLock<Value>) -> Self {
-        Self(Arc::new(Serialized {
-            text,
-            value,
+        Ok(Self(Arc::new(Serialized {
+            text: serde_json::to_string(result)?,
+            value: OnceLock::new(),
             quoted: OnceLock::new(),
-        }))
+        })))
     }
 
     pub fn value(&self) -> &Value {
@@ -68,7 +57,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn text_tree_and_quoted_text_agree_however_the_result_was_made() {
+    fn text_tree_and_quoted_text_agree() {
         #[derive(Serialize)]
         struct Answer<'a> {
             make: &'a str,
@@ -79,9 +68,11 @@ mod tests {
             price: 4_299_900,
         })
         .unwrap();
-        let tree = Payload::new(json!({ "make": "Ford \"F-150\"", "price": 4_299_900 }));
-        assert_eq!(typed.value(), tree.value());
-        assert_eq!(typed.text(), tree.text());
+        assert_eq!(
+            typed.value(),
+            &json!({ "make": "Ford \"F-150\"", "price": 4_299_900 })
+        );
+        assert_eq!(typed.text(), r#"{"make":"Ford \"F-150\"","price":4299900}"#);
         let unquoted: String = serde_json::from_str(typed.quoted_text()).unwrap();
         assert_eq!(unquoted, typed.text());
     }

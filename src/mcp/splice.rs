@@ -144,7 +144,9 @@ mod tests {
 
     #[test]
     fn markers_become_the_result_and_its_quoted_text() {
-        let payload = Payload::new(json!({ "vehicles": [{ "make": "Ford \"Built\" <Tough>" }] }));
+        let payload =
+            Payload::serialize(&json!({ "vehicles": [{ "make": "Ford \"Built\" <Tough>" }] }))
+                .unwrap();
         let slot = SpliceSlot::default();
         let (structured, text) = slot.hold(payload.clone());
         // A caller-chosen id that looks like a marker must not be touched.
@@ -162,7 +164,7 @@ mod tests {
 
     #[test]
     fn an_answer_without_markers_is_left_alone() {
-        let payload = Payload::new(json!({ "n": 1 }));
+        let payload = Payload::serialize(&json!({ "n": 1 })).unwrap();
         assert!(replace_markers(r#"{"jsonrpc":"2.0","id":1,"error":{}}"#, &payload).is_none());
     }
 }
