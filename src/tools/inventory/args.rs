@@ -114,26 +114,17 @@ pub struct SearchArgs {
     pub zip: Option<String>,
 }
 
+// Borrows the vehicles from the inventory snapshot: an answer does not copy them.
+// (A plain comment: a doc comment would become the schema's description.)
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SearchResult {
-    pub items: Vec<Vehicle>,
+pub struct SearchResult<'a> {
+    pub items: Vec<&'a Vehicle>,
     /// Pass as `cursor` to get the next page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
     /// Vehicles matching the filters, across all pages.
     pub total: u64,
     /// The page size used.
-    pub limit: u32,
-}
-
-/// A `SearchResult` as it is sent: the same fields, borrowing the vehicles
-/// from the inventory snapshot instead of copying them for every answer.
-#[derive(Debug, Serialize)]
-pub struct SearchPage<'a> {
-    pub items: Vec<&'a Vehicle>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    pub total: u64,
     pub limit: u32,
 }
 

@@ -103,7 +103,7 @@ pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Result<Payload, T
         hits.len(),
     );
     let items = hits[page.range].iter().map(|v| &**v).collect();
-    to_result(&SearchPage {
+    to_result(&SearchResult {
         items,
         next_cursor: page.next_cursor,
         total: hits.len() as u64,
