@@ -27,19 +27,15 @@ impl RestAdapter {
     ) -> Result<(Vec<Value>, chrono::DateTime<Utc>), AdapterError> {
         let mut records = Vec::new();
         let verified_at = Utc::now();
-        let mut page: u32 = 0;
-        let mut cursor: Option<String> = None;
+        let mut walk = PageWalk::default();
         loop {
-            let params = page_params(pagination, page, records.len(), cursor.as_deref());
-            let body = self.call(endpoint, &params).await?;
+            let body = self.call(endpoint, &walk.params(pagination)).await?;
             let batch = records_in(&body, records_at)?;
-            let fetched = batch.len();
+            let next = walk.next(pagination, &body, batch.len())?;
+            let more = walk.advance(batch.len(), &next);
             records.extend(batch);
-            page += 1;
-            match next_page(pagination, &body, fetched, records.len(), page)? {
-                NextPage::Done => break,
-                NextPage::More => {}
-                NextPage::Cursor(next) => cursor = Some(next),
+            if !more {
+                break;
             }
         }
         Ok((records, verified_at))
@@ -310,7 +306,58 @@ pub(super) enum NextPage {
     Cursor(String),
 }
 
-pub(super) fn page_params(
+/// Where a paged read stands: pages and records so far, and the upstream's
+/// cursor. Every paged read walks its pages with one.
+#[derive(Debug, Default)]
+pub(super) struct PageWalk {
+    pages: u32,
+    records: usize,
+    cursor: Option<String>,
+}
+
+impl PageWalk {
+    /// The number of the page to ask for next, from 0.
+    pub(super) fn index(&self) -> usize {
+        self.pages as usize
+    }
+
+    /// The query parameters of the next page.
+    pub(super) fn params(&self, pagination: &Pagination) -> Vec<(String, String)> {
+        page_params(pagination, self.pages, self.records, self.cursor.as_deref())
+    }
+
+    /// What follows the page just read: `body` holding `in_page` records.
+    pub(super) fn next(
+        &self,
+        pagination: &Pagination,
+        body: &Value,
+        in_page: usize,
+    ) -> Result<NextPage, AdapterError> {
+        next_page(
+            pagination,
+            body,
+            in_page,
+            self.records + in_page,
+            self.pages + 1,
+        )
+    }
+
+    /// Counts a page of `in_page` records; false when it was the last.
+    pub(super) fn advance(&mut self, in_page: usize, next: &NextPage) -> bool {
+        self.pages += 1;
+        self.records += in_page;
+        match next {
+            NextPage::Done => false,
+            NextPage::More => true,
+            NextPage::Cursor(cursor) => {
+                self.cursor = Some(cursor.clone());
+                true
+            }
+        }
+    }
+}
+
+fn page_params(
     pagination: &Pagination,
     page: u32,
     fetched: usize,
@@ -359,7 +406,7 @@ pub(super) fn page_params(
     }
 }
 
-pub(super) fn next_page(
+fn next_page(
     pagination: &Pagination,
     body: &Value,
     in_page: usize,

@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use chrono::{DateTime, FixedOffset, Utc};
 
-use super::fetch::{Fetched, NextPage, next_page, page_params, records_in};
+use super::fetch::{Fetched, NextPage, PageWalk, records_in};
 use super::{Operation, RestAdapter};
-use crate::adapters::mapping::{MapContext, MappedUnit, map_vehicle};
+use crate::adapters::mapping::{MapContext, map_vehicle};
 use crate::adapters::{AdapterError, InventorySnapshot, SoldUnit};
 use crate::model::Vehicle;
 
@@ -79,17 +79,15 @@ impl RestAdapter {
         let endpoint = op.endpoint();
         let pagination = &op.spec.pagination;
         let mut pages: Vec<Arc<MappedPage>> = Vec::new();
-        let mut fetched = 0;
-        let mut cursor: Option<String> = None;
+        let mut walk = PageWalk::default();
         let mut unchanged = true;
         loop {
-            let params = page_params(pagination, pages.len() as u32, fetched, cursor.as_deref());
             // Reused only on the same day, and only after pages that were all the same.
             let before = known
-                .get(pages.len())
+                .get(walk.index())
                 .filter(|k| unchanged && k.stamp.date_naive() == stamp.date_naive());
             let page = match self
-                .fetch(&endpoint, &params, before.map(|k| &k.body))
+                .fetch(&endpoint, &walk.params(pagination), before.map(|k| &k.body))
                 .await?
             {
                 Fetched::Same => match before {
@@ -99,26 +97,17 @@ impl RestAdapter {
                 Fetched::New(body, bytes) => {
                     unchanged = false;
                     let records = records_in(&body, op.records.as_ref())?;
-                    let next = next_page(
-                        pagination,
-                        &body,
-                        records.len(),
-                        fetched + records.len(),
-                        pages.len() as u32 + 1,
-                    )?;
+                    let next = walk.next(pagination, &body, records.len())?;
                     Arc::new(self.map_page(op, &records, &ctx, bytes, next))
                 }
             };
-            fetched += page.records;
-            let next = page.next.clone();
+            let more = walk.advance(page.records, &page.next);
             pages.push(page);
-            match next {
-                NextPage::Done => break,
-                NextPage::More => {}
-                NextPage::Cursor(next) => cursor = Some(next),
+            if !more {
+                break;
             }
         }
-        tracing::debug!(profile = %self.profile_name, records = fetched, reparsed = !unchanged, "Read upstream inventory.");
+        tracing::debug!(profile = %self.profile_name, pages = pages.len(), reparsed = !unchanged, "Read upstream inventory.");
         let snapshot = snapshot_of(&pages, verified_at);
         self.last_read.remember(pages);
         Ok(snapshot)
@@ -132,27 +121,21 @@ impl RestAdapter {
         body: Bytes,
         next: NextPage,
     ) -> MappedPage {
-        let mut page = MappedPage {
+        let units = records.iter().filter_map(|record| {
+            map_vehicle(&op.mapping, record, ctx)
+                .inspect_err(|e| tracing::warn!(profile = %self.profile_name, reason = e.0, "Skipped an upstream record the mapping cannot read."))
+                .ok()
+        });
+        let mapped = InventorySnapshot::from_units(units, ctx.verified_at);
+        MappedPage {
             // Exactly the body's size: the read buffer may have grown larger.
             body: Bytes::copy_from_slice(&body),
             stamp: ctx.verified_stamp(),
-            listed: Vec::new(),
-            sold: Vec::new(),
+            listed: mapped.listed,
+            sold: mapped.sold,
             records: records.len(),
             next,
-        };
-        for record in records {
-            match map_vehicle(&op.mapping, record, ctx) {
-                Ok(MappedUnit::Listed(v)) => page.listed.push(Arc::from(v)),
-                Ok(MappedUnit::Sold { id, vin, stock }) => {
-                    page.sold.push(SoldUnit { id, vin, stock })
-                }
-                Err(e) => {
-                    tracing::warn!(profile = %self.profile_name, reason = e.0, "Skipped an upstream record the mapping cannot read.")
-                }
-            }
         }
-        page
     }
 }
 
