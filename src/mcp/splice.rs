@@ -18,24 +18,30 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use crate::gateway::Payload;
 
-/// The placeholders' text, without the JSON quotes.
+/// The placeholders' text, and the same as JSON strings (as they appear in an answer).
 struct Markers {
     structured: String,
     text: String,
+    structured_json: String,
+    text_json: String,
 }
 
 static MARKERS: LazyLock<Markers> = LazyLock::new(|| {
     let nonce = uuid::Uuid::new_v4().simple().to_string();
+    let structured = format!("dms-bridge-splice-{nonce}-structured");
+    let text = format!("dms-bridge-splice-{nonce}-text");
     Markers {
-        structured: format!("dms-bridge-splice-{nonce}-structured"),
-        text: format!("dms-bridge-splice-{nonce}-text"),
+        structured_json: format!("\"{structured}\""),
+        text_json: format!("\"{text}\""),
+        structured,
+        text,
     }
 });
 
@@ -101,10 +107,9 @@ async fn splice(response: Response, payload: &Payload) -> Response {
 /// quoted text for the text one; `None` when either is missing. Searched from
 /// the end: the result comes after the caller's request id in rmcp's answer.
 fn replace_markers(answer: &str, payload: &Payload) -> Option<String> {
-    let structured = format!("\"{}\"", MARKERS.structured);
-    let text = format!("\"{}\"", MARKERS.text);
-    let at_structured = answer.rfind(&structured)?;
-    let at_text = answer.rfind(&text)?;
+    let (structured, text) = (&MARKERS.structured_json, &MARKERS.text_json);
+    let at_structured = answer.rfind(structured.as_str())?;
+    let at_text = answer.rfind(text.as_str())?;
     let mut pieces = [
         (at_structured, structured.len(), payload.text()),
         (at_text, text.len(), payload.quoted_text()),
@@ -129,12 +134,8 @@ fn broken(why: &str) -> Response {
         why,
         "A held tool result could not be written into the answer."
     );
-    let mut response = (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
+    // A &str body already says text/plain; charset=utf-8.
+    (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
 }
 
 #[cfg(test)]
