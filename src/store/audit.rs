@@ -15,6 +15,11 @@ use crate::gateway::metrics::Metrics;
 
 const CHANNEL: usize = 8192;
 const BATCH: usize = 256;
+/// How long the writer waits for a batch to fill once its first record is in.
+/// Under load this turns hundreds of small commits a second (each a WAL
+/// append, each a new statement of its own length) into a few full ones; a
+/// quiet bridge writes a lone record this much later.
+const LINGER: Duration = Duration::from_millis(25);
 
 #[derive(Debug, Clone)]
 pub struct AuditRecord {
@@ -67,7 +72,7 @@ async fn write_loop(
     let mut batch = Vec::with_capacity(BATCH);
     loop {
         let open = tokio::select! {
-            n = receiver.recv_many(&mut batch, BATCH) => n > 0,
+            n = receiver.recv_many(&mut batch, BATCH) => n > 0 && fill(&mut receiver, &mut batch).await,
             _ = cancel.cancelled() => {
                 receiver.close();
                 while receiver.recv_many(&mut batch, BATCH).await > 0 {
@@ -81,6 +86,21 @@ async fn write_loop(
             break;
         }
     }
+}
+
+/// Adds records to `batch` until it is full or [`LINGER`] has passed.
+/// Returns false once the channel is closed and empty.
+async fn fill(receiver: &mut mpsc::Receiver<AuditRecord>, batch: &mut Vec<AuditRecord>) -> bool {
+    let deadline = tokio::time::Instant::now() + LINGER;
+    while batch.len() < BATCH {
+        let room = BATCH - batch.len();
+        match tokio::time::timeout_at(deadline, receiver.recv_many(batch, room)).await {
+            Ok(0) => return false,
+            Ok(_) => {}
+            Err(_elapsed) => break,
+        }
+    }
+    true
 }
 
 async fn flush(store: &Store, batch: &mut Vec<AuditRecord>, metrics: &Metrics) {
@@ -129,7 +149,15 @@ async fn insert(store: &Store, batch: &[AuditRecord]) -> Result<(), sqlx::Error>
             .push_bind(i64::from(r.cache_hit))
             .push_bind(serde_json::to_string(&r.arg_shape).unwrap_or_default());
     });
-    query.build().execute(store.pool()).await?;
+    // Only the full-batch statement is kept prepared. Every other length is a
+    // statement of its own; caching them all (sqlx keeps 100 per connection)
+    // held tens of megabytes of SQLite programs after a burst.
+    let keep_prepared = batch.len() == BATCH;
+    query
+        .build()
+        .persistent(keep_prepared)
+        .execute(store.pool())
+        .await?;
     Ok(())
 }
 
