@@ -42,7 +42,9 @@ impl TraceContext {
 
     pub fn generate() -> Self {
         Self {
-            trace_id: uuid::Uuid::new_v4().simple().to_string(),
+            // A trace id must be unique, not secret: the thread-local generator
+            // is enough and spares a getrandom system call per tool call.
+            trace_id: format!("{:032x}", fastrand::u128(1..)),
             sampled: false,
         }
     }

@@ -2,6 +2,7 @@
 //! answers, behind a bearer-token layer that decides who the caller is; plus
 //! the operator endpoints `/healthz`, `/readyz` and `/metrics`.
 
+use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,11 +56,17 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         .enforce_origin_validation()
         .with_max_request_body_bytes(settings.max_request_bytes)
         .with_cancellation_token(mcp_cancel);
-    let mcp = StreamableHttpService::new(
+    let mcp = Arc::new(StreamableHttpService::new(
         move || Ok(McpServer::new(service_gateway.clone(), None)),
         Arc::new(NeverSessionManager::default()),
         config,
-    );
+    ));
+    // Shared, not cloned per request as a tower service would be: a clone
+    // copies the whole config (host and origin lists, a cancellation token).
+    let mcp = tower::service_fn(move |request: Request| {
+        let mcp = mcp.clone();
+        async move { Ok::<_, Infallible>(mcp.handle(request).await) }
+    });
     let mcp = Router::new()
         .nest_service(&settings.path, mcp)
         .layer(middleware::from_fn(super::splice::splice_answers))
