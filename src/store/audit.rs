@@ -193,6 +193,62 @@ fn walk(value: &Value, prefix: String, out: &mut Vec<String>) {
 mod tests {
     use super::*;
 
+    fn record(n: usize) -> AuditRecord {
+        AuditRecord {
+            at: Utc::now(),
+            trace_id: format!("{n:032x}"),
+            principal: "p".into(),
+            dealership: Some("d".into()),
+            tool: "inventory.search".into(),
+            adapter: None,
+            outcome: "ok".into(),
+            latency_us: 1,
+            cache_hit: false,
+            arg_shape: vec!["dealership_id".into()],
+        }
+    }
+
+    async fn rows(store: &Store) -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM audit_log")
+            .fetch_one(store.pool())
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn bursts_fill_batches_a_lone_record_is_written_soon_and_shutdown_drains() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let cancel = CancellationToken::new();
+        let (writer, task) = AuditWriter::start(store.clone(), Metrics::new(), cancel.clone());
+
+        // Two full batches and a part of one, queued faster than they are written.
+        for n in 0..(2 * BATCH + 7) {
+            writer.record(record(n)).await;
+        }
+        // A lone record is written within the linger, without a shutdown.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while rows(&store).await < (2 * BATCH + 7) as i64 {
+            assert!(tokio::time::Instant::now() < deadline, "burst not written");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        writer.record(record(9_999)).await;
+        while rows(&store).await < (2 * BATCH + 8) as i64 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "lone record not written"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+
+        // What is queued when the cancel fires is still written.
+        for n in 0..5 {
+            writer.record(record(20_000 + n)).await;
+        }
+        cancel.cancel();
+        task.await.unwrap();
+        assert_eq!(rows(&store).await, (2 * BATCH + 13) as i64);
+    }
+
     #[test]
     fn shape_has_keys_and_no_values() {
         let shape = argument_shape(&serde_json::json!({
