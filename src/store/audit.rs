@@ -225,7 +225,7 @@ mod tests {
         for n in 0..(2 * BATCH + 7) {
             writer.record(record(n)).await;
         }
-        // A lone record is written within the linger, without a shutdown.
+        // A lone record is written too, without waiting for more or for a shutdown.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         while rows(&store).await < (2 * BATCH + 7) as i64 {
             assert!(tokio::time::Instant::now() < deadline, "burst not written");
