@@ -77,20 +77,29 @@ async fn worker(client: Arc<Client>, from: usize, count: usize, accepted: Arc<Mu
     }
 }
 
+async fn open_store(db: &std::path::Path) -> sqlx::SqlitePool {
+    sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap()
+}
+
+async fn pending_deliveries(db: &std::path::Path) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM lead_deliveries WHERE state <> 'delivered'")
+        .fetch_one(&open_store(db).await)
+        .await
+        .unwrap()
+}
+
 async fn stored_lead_ids(db: &std::path::Path) -> BTreeSet<String> {
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
     let ids: Vec<String> = sqlx::query_scalar("SELECT lead_id FROM leads")
-        .fetch_all(&pool)
+        .fetch_all(&open_store(db).await)
         .await
         .unwrap();
-    let pending: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM lead_deliveries WHERE state <> 'delivered'")
-            .fetch_one(&pool)
-            .await
-            .unwrap();
-    assert_eq!(pending, 0, "every stored lead is delivered");
+    assert_eq!(
+        pending_deliveries(db).await,
+        0,
+        "every stored lead is delivered"
+    );
     ids.into_iter().collect()
 }
 
@@ -167,8 +176,16 @@ async fn a_killed_bridge_loses_no_accepted_lead_and_invents_none() {
     })
     .await
     .expect("every accepted lead reached the CRM after the restart");
-    // Let deliveries of leads committed under calls the kill interrupted finish too.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Leads committed under calls the kill interrupted are delivered too, after
+    // retries of their own (the CRM fails some requests): wait for all of them
+    // rather than a fixed time, which a slow machine overran.
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while pending_deliveries(&db).await > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("every stored lead was delivered after the restart");
 
     let received = crm.leads();
     let received_ids: BTreeSet<String> = received.iter().map(|l| l.adf_id.clone()).collect();
