@@ -2,11 +2,14 @@
 //! settings as dms-bridge (Streamable HTTP, stateless, JSON responses) with a
 //! constant-time bearer check and one trivial structured tool, and nothing else.
 //!
-//!     cargo run --release --example bare_rmcp -- 127.0.0.1:8790 [RESULT.json]
+//!     cargo run --release --example bare_rmcp -- 127.0.0.1:8790 [RESULT.json | UPSTREAM-URL]
 //!
 //! With a JSON file, the tool answers that result instead (held in memory and
 //! handed to rmcp per call, as a plain rmcp server would): the same-payload
-//! ceiling for a cached search.
+//! ceiling for a cached search. With the URL of the demo's mock CDK inventory
+//! request, each call GETs it and answers only how many bytes came back: the
+//! floor for an uncached search (one rmcp hop plus one upstream call, and no
+//! work on the payload, no sharing, no checks).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -27,10 +30,38 @@ use serde_json::json;
 use subtle::ConstantTimeEq;
 
 #[derive(Clone)]
+enum Answer {
+    Echo,
+    /// A fixed result, from a file.
+    Fixed(Arc<serde_json::Value>),
+    /// A GET of this URL on every call; the answer is its size.
+    Forward(reqwest::Client, Arc<str>),
+}
+
+#[derive(Clone)]
 struct Bare {
     tool: Arc<Tool>,
-    /// The fixed result, when one was given.
-    result: Option<Arc<serde_json::Value>>,
+    answer: Answer,
+}
+
+/// GETs the mock CDK inventory as the bridge does and answers only its size:
+/// the cost of one MCP hop and one upstream call, with no work on the payload.
+async fn forward(client: &reqwest::Client, url: &str) -> Result<serde_json::Value, ErrorData> {
+    let failed = |e: reqwest::Error| ErrorData::internal_error(e.to_string(), None);
+    let body = client
+        .get(url)
+        .header("Authorization", "Bearer demo-access-token")
+        .header("Subscription-Id", "7f1c4c52-5a0e-4c61-9a57-0d6c9d7b0c11")
+        .header("Request-Id", "3f2b8f44-0000-4000-8000-000000000000")
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(failed)?
+        .bytes()
+        .await
+        .map_err(failed)?;
+    Ok(json!({ "upstream_bytes": body.len() }))
 }
 
 impl ServerHandler for Bare {
@@ -51,9 +82,10 @@ impl ServerHandler for Bare {
         req: CallToolRequestParams,
         _: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let result = match &self.result {
-            Some(result) => (**result).clone(),
-            None => json!({ "echo": req.name, "ok": true }),
+        let result = match &self.answer {
+            Answer::Echo => json!({ "echo": req.name, "ok": true }),
+            Answer::Fixed(result) => (**result).clone(),
+            Answer::Forward(client, url) => forward(client, url).await?,
         };
         Ok(CallToolResult::structured(result).into())
     }
@@ -78,10 +110,16 @@ async fn main() {
     let addr = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:8790".into());
-    let result = std::env::args().nth(2).map(|path| {
-        let text = std::fs::read_to_string(&path).unwrap();
-        Arc::new(serde_json::from_str::<serde_json::Value>(&text).unwrap())
-    });
+    let answer = match std::env::args().nth(2) {
+        None => Answer::Echo,
+        Some(url) if url.starts_with("http://") => {
+            Answer::Forward(reqwest::Client::new(), url.into())
+        }
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).unwrap();
+            Answer::Fixed(Arc::new(serde_json::from_str(&text).unwrap()))
+        }
+    };
     let schema = json!({ "type": "object", "properties": {} });
     let tool = Arc::new(Tool::new(
         "ping",
@@ -95,7 +133,7 @@ async fn main() {
         move || {
             Ok(Bare {
                 tool: tool.clone(),
-                result: result.clone(),
+                answer: answer.clone(),
             })
         },
         Arc::new(NeverSessionManager::default()),

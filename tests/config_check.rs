@@ -193,6 +193,24 @@ fn the_demo_template_is_ok() {
     assert!(!outcome.stderr.contains("problem"), "{outcome:?}");
 }
 
+/// bench/run.sh serves this file for its uncached runs; a config change must not break it.
+#[test]
+fn the_benchmark_config_is_ok() {
+    let toml = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/uncached.toml"))
+        .unwrap()
+        .replace("{listen}", "127.0.0.1:8787")
+        .replace("{cdk_url}", "http://127.0.0.1:1")
+        .replace("{store}", "/tmp/dms-bridge-bench.db");
+    let outcome = check(&toml);
+    assert_eq!(outcome.code, 0, "{outcome:?}");
+    assert!(
+        outcome
+            .stdout
+            .contains("OK (1 dealership(s), 1 upstream(s), 1 token(s))"),
+        "{outcome:?}"
+    );
+}
+
 #[test]
 fn a_small_valid_config_is_ok() {
     let outcome = check(&valid_config());
