@@ -12,6 +12,13 @@ use super::AdapterError;
 /// Largest upstream body read into memory; a bigger one is refused, not buffered.
 pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 
+/// Most allocated up front for a body from its `Content-Length`.
+const PRESIZE_LIMIT: usize = 4 * 1024 * 1024;
+
+fn too_large() -> AdapterError {
+    AdapterError::InvalidResponse(format!("body larger than {MAX_BODY_BYTES} bytes"))
+}
+
 /// A completed upstream exchange.
 #[derive(Debug)]
 pub struct Reply {
@@ -30,12 +37,16 @@ pub async fn send(request: reqwest::RequestBuilder) -> Result<Reply, AdapterErro
     let mut response = request.send().await.map_err(transport_error)?;
     let status = response.status();
     let headers = response.headers().clone();
-    let mut body = BytesMut::new();
+    let announced = response.content_length().unwrap_or(0);
+    if announced > MAX_BODY_BYTES as u64 {
+        return Err(too_large());
+    }
+    // Room for the announced body up front (an 80 KB page otherwise grows and is
+    // copied five times), but not more than a lying header could make us waste.
+    let mut body = BytesMut::with_capacity((announced as usize).min(PRESIZE_LIMIT));
     while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
         if body.len() + chunk.len() > MAX_BODY_BYTES {
-            return Err(AdapterError::InvalidResponse(format!(
-                "body larger than {MAX_BODY_BYTES} bytes"
-            )));
+            return Err(too_large());
         }
         body.extend_from_slice(&chunk);
     }
@@ -88,5 +99,38 @@ fn transport_error(e: reqwest::Error) -> AdapterError {
         AdapterError::Unavailable("connection dropped while reading the answer".into())
     } else {
         AdapterError::Unavailable("request failed".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wiremock::matchers::path;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    async fn answer(body: Vec<u8>) -> Result<Reply, AdapterError> {
+        let server = MockServer::start().await;
+        Mock::given(path("/page"))
+            .respond_with(ResponseTemplate::new(200).set_body_bytes(body))
+            .mount(&server)
+            .await;
+        send(reqwest::Client::new().get(format!("{}/page", server.uri()))).await
+    }
+
+    #[tokio::test]
+    async fn a_body_arrives_whole_and_in_order() {
+        let body: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let reply = answer(body.clone()).await.unwrap();
+        assert_eq!(reply.status, StatusCode::OK);
+        assert_eq!(reply.body.as_ref(), body.as_slice());
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_refused() {
+        let error = answer(vec![b'x'; MAX_BODY_BYTES + 1]).await.unwrap_err();
+        assert!(
+            matches!(&error, AdapterError::InvalidResponse(m) if m.contains("larger than")),
+            "{error:?}"
+        );
     }
 }
