@@ -52,6 +52,11 @@ start_uncached_bridge() { # port upstream-base-url ; sets BRIDGE_PID
   BRIDGE_PID=$!; PIDS+=("$BRIDGE_PID")
   wait_ready "http://127.0.0.1:$1/healthz"
 }
+start_bare() { # port [result-file | upstream-url] ; sets BARE_PID once it answers
+  "$BARE" "127.0.0.1:$1" ${2:+"$2"} 2>>"$LOG_DIR/bare.err" & PIDS+=($!); BARE_PID=$!
+  sleep 0.5
+  check_ok "$(mcp "http://127.0.0.1:$1/mcp" bench-token ping '{}')"
+}
 check_ok() { # body must be a successful tool result
   grep -q '"isError":false' <<<"$1" || { echo "unexpected answer: ${1:0:300}" >&2; exit 1; }
 }
@@ -61,9 +66,7 @@ SEARCH='{"dealership_id":"demo-cdk","limit":20}'
 
 # (a) Ceiling: bare rmcp, one trivial tool.
 port=$(free_port)
-"$BARE" "127.0.0.1:$port" 2>"$LOG_DIR/bare.err" & PIDS+=($!); BARE_PID=$!
-sleep 0.5
-check_ok "$(mcp "http://127.0.0.1:$port/mcp" bench-token ping '{}')"
+start_bare "$port"
 TOKEN=bench-token TOOL=ping ARGS='{}' load "bare_rmcp_trivial_tool" "http://127.0.0.1:$port/mcp" mcp_call.lua
 echo "{\"run\":\"bare_rmcp_rss\",\"rss_mb\":$(rss_mb "$BARE_PID")}"
 kill "$BARE_PID"
@@ -83,9 +86,7 @@ kill "$DEMO_PID"
 
 # (a') Same-payload ceiling: bare rmcp answering the very result (b) sends, from memory.
 port=$(free_port)
-"$BARE" "127.0.0.1:$port" "$LOG_DIR/search-result.json" 2>"$LOG_DIR/bare-payload.err" & PIDS+=($!); BARE_PID=$!
-sleep 0.5
-check_ok "$(mcp "http://127.0.0.1:$port/mcp" bench-token ping '{}')"
+start_bare "$port" "$LOG_DIR/search-result.json"
 TOKEN=bench-token TOOL=ping ARGS='{}' load "bare_rmcp_same_result" "http://127.0.0.1:$port/mcp" mcp_call.lua
 kill "$BARE_PID"
 
@@ -106,9 +107,7 @@ for latency in 0 20; do
   upstream="$CDK_URL/sales/inventory/v2/merchandisable-vehicles/?deleted=true&limit=100&offset=0"
   # Floor: bare rmcp making the same upstream call per tool call and answering only its size.
   port=$(free_port)
-  "$BARE" "127.0.0.1:$port" "$upstream" 2>"$LOG_DIR/bare-forward.err" & PIDS+=($!); BARE_PID=$!
-  sleep 0.5
-  check_ok "$(mcp "http://127.0.0.1:$port/mcp" bench-token ping '{}')"
+  start_bare "$port" "$upstream"
   TOKEN=bench-token TOOL=ping ARGS='{}' load "bare_rmcp_forward_upstream_${latency}ms" "http://127.0.0.1:$port/mcp" mcp_call.lua
   kill "$BARE_PID"
   load "direct_upstream_${latency}ms" "$upstream" upstream_get.lua
