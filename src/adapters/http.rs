@@ -126,11 +126,33 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_body_over_the_limit_is_refused() {
-        let error = answer(vec![b'x'; MAX_BODY_BYTES + 1]).await.unwrap_err();
+    async fn a_body_announced_over_the_limit_is_refused_before_reading() {
+        // The upstream announces more than the limit, sends a few bytes and
+        // keeps the connection open: reading the body would wait forever.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = [0u8; 1024];
+            let _ = tokio::io::AsyncReadExt::read(&mut socket, &mut request).await;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{{\"re",
+                MAX_BODY_BYTES + 1
+            );
+            tokio::io::AsyncWriteExt::write_all(&mut socket, head.as_bytes())
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        });
+        let request = reqwest::Client::new().get(format!("http://{addr}/page"));
+        let error = tokio::time::timeout(Duration::from_secs(5), send(request))
+            .await
+            .expect("refused without reading the body")
+            .unwrap_err();
         assert!(
             matches!(&error, AdapterError::InvalidResponse(m) if m.contains("larger than")),
             "{error:?}"
         );
+        server.abort();
     }
 }
