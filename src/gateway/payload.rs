@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use bytes::Bytes;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -18,7 +19,16 @@ struct Serialized {
     /// progress, resources); made from `text` on first use.
     value: OnceLock<Value>,
     /// `text` as a JSON string literal, made on first use and kept with the entry.
-    quoted: OnceLock<String>,
+    quoted: OnceLock<Bytes>,
+}
+
+/// Lends the JSON text to a `Bytes` without copying it.
+struct TextOwner(Arc<Serialized>);
+
+impl AsRef<[u8]> for TextOwner {
+    fn as_ref(&self) -> &[u8] {
+        self.0.text.as_bytes()
+    }
 }
 
 impl Payload {
@@ -42,12 +52,23 @@ impl Payload {
         &self.0.text
     }
 
+    /// The JSON text as bytes that share this payload's memory: an answer can
+    /// carry it without a copy.
+    pub fn text_bytes(&self) -> Bytes {
+        Bytes::from_owner(TextOwner(self.0.clone()))
+    }
+
     /// The JSON text as a JSON string literal (quoted and escaped), as the MCP
-    /// text content carries it on the wire.
-    pub fn quoted_text(&self) -> &str {
-        self.0.quoted.get_or_init(|| {
-            serde_json::to_string(&self.0.text).unwrap_or_else(|_| String::from("\"\""))
-        })
+    /// text content carries it on the wire; made once per payload.
+    pub fn quoted_text(&self) -> Bytes {
+        self.0
+            .quoted
+            .get_or_init(|| {
+                serde_json::to_string(&self.0.text)
+                    .map(Bytes::from)
+                    .unwrap_or_else(|_| Bytes::from_static(b"\"\""))
+            })
+            .clone()
     }
 }
 
@@ -73,7 +94,8 @@ mod tests {
             &json!({ "make": "Ford \"F-150\"", "price": 4_299_900 })
         );
         assert_eq!(typed.text(), r#"{"make":"Ford \"F-150\"","price":4299900}"#);
-        let unquoted: String = serde_json::from_str(typed.quoted_text()).unwrap();
+        assert_eq!(typed.text_bytes(), typed.text().as_bytes());
+        let unquoted: String = serde_json::from_slice(&typed.quoted_text()).unwrap();
         assert_eq!(unquoted, typed.text());
     }
 }

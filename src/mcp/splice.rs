@@ -6,21 +6,30 @@
 //! block: on a cached 20-vehicle search that was most of the bridge's work.
 //! Instead the handler gives rmcp two placeholders and leaves the result in a
 //! per-request slot, and this layer writes the result's bytes in place of the
-//! placeholders in rmcp's (small) JSON answer. rmcp still does all the protocol
-//! work: header checks, ids, versions, errors, `_meta`.
+//! placeholders in rmcp's (small) JSON answer. The answer goes out as pieces:
+//! rmcp's text around the placeholders and the payload's own bytes, which
+//! hyper writes in one vectored write, so not even the answer is copied. rmcp
+//! still does all the protocol work: header checks, ids, versions, errors,
+//! `_meta`.
 //!
 //! Placeholders carry a random per-process nonce, so no caller or upstream text
 //! can pose as one. They are only handed out where this layer is sure to see
 //! the answer as one JSON body: HTTP, and no progress token (progress turns the
 //! answer into an event stream).
 
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::{Arc, LazyLock, Mutex};
+use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
 use serde_json::Value;
 
 use crate::gateway::Payload;
@@ -95,36 +104,79 @@ async fn splice(response: Response, payload: &Payload) -> Response {
     let Ok(answer) = std::str::from_utf8(&bytes) else {
         return broken("the answer was not UTF-8");
     };
-    let Some(spliced) = replace_markers(answer, payload) else {
+    let Some(pieces) = replace_markers(&bytes, answer, payload) else {
         // rmcp answered without the result (an error of its own): nothing to put in.
         return Response::from_parts(parts, Body::from(bytes));
     };
+    // The body's exact size goes out as Content-Length.
     parts.headers.remove(header::CONTENT_LENGTH);
-    Response::from_parts(parts, Body::from(spliced))
+    Response::from_parts(parts, Body::new(Pieces::new(pieces)))
 }
 
 /// The answer with the result's JSON for the structured placeholder and its
-/// quoted text for the text one; `None` when either is missing. Searched from
-/// the end: the result comes after the caller's request id in rmcp's answer.
-fn replace_markers(answer: &str, payload: &Payload) -> Option<String> {
+/// quoted text for the text one, as pieces to write one after another: the
+/// result's bytes are shared with the payload, never copied. `None` when
+/// either placeholder is missing. Searched from the end: the result comes
+/// after the caller's request id in rmcp's answer.
+/// `answer` is `bytes` as text.
+fn replace_markers(bytes: &Bytes, answer: &str, payload: &Payload) -> Option<Vec<Bytes>> {
     let (structured, text) = (&MARKERS.structured_json, &MARKERS.text_json);
     let at_structured = answer.rfind(structured.as_str())?;
     let at_text = answer.rfind(text.as_str())?;
-    let mut pieces = [
-        (at_structured, structured.len(), payload.text()),
+    let mut places = [
+        (at_structured, structured.len(), payload.text_bytes()),
         (at_text, text.len(), payload.quoted_text()),
     ];
-    pieces.sort_by_key(|(at, _, _)| *at);
-    let mut out =
-        String::with_capacity(answer.len() + payload.text().len() + payload.quoted_text().len());
+    places.sort_by_key(|(at, _, _)| *at);
+    let mut pieces = Vec::with_capacity(2 * places.len() + 1);
     let mut from = 0;
-    for (at, len, with) in pieces {
-        out.push_str(answer.get(from..at)?);
-        out.push_str(with);
+    for (at, len, with) in places {
+        pieces.push(bytes.slice(from..at));
+        pieces.push(with);
         from = at + len;
     }
-    out.push_str(answer.get(from..)?);
-    Some(out)
+    pieces.push(bytes.slice(from..));
+    Some(pieces)
+}
+
+/// A body written as a few shared pieces, with its exact length known up front.
+struct Pieces {
+    pieces: VecDeque<Bytes>,
+    remaining: u64,
+}
+
+impl Pieces {
+    fn new(pieces: Vec<Bytes>) -> Self {
+        let remaining = pieces.iter().map(|p| p.len() as u64).sum();
+        Self {
+            pieces: pieces.into_iter().filter(|p| !p.is_empty()).collect(),
+            remaining,
+        }
+    }
+}
+
+impl http_body::Body for Pieces {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let next = self.pieces.pop_front();
+        if let Some(piece) = &next {
+            self.remaining -= piece.len() as u64;
+        }
+        Poll::Ready(next.map(|piece| Ok(Frame::data(piece))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.pieces.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.remaining)
+    }
 }
 
 /// The handler's result is held but the answer cannot carry it. Not expected:
@@ -143,8 +195,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    #[test]
-    fn markers_become_the_result_and_its_quoted_text() {
+    #[tokio::test]
+    async fn markers_become_the_result_and_its_quoted_text() {
         let payload =
             Payload::serialize(&json!({ "vehicles": [{ "make": "Ford \"Built\" <Tough>" }] }))
                 .unwrap();
@@ -156,8 +208,17 @@ mod tests {
             "result": { "content": [{ "type": "text", "text": text }], "structuredContent": structured, "isError": false }
         })
         .to_string();
-        let spliced = replace_markers(&answer, &slot.take().unwrap()).unwrap();
-        let parsed: Value = serde_json::from_str(&spliced).unwrap();
+        let pieces =
+            replace_markers(&Bytes::from(answer.clone()), &answer, &slot.take().unwrap()).unwrap();
+        // The result's bytes are the payload's own, not a copy.
+        assert!(pieces.iter().any(|p| p.as_ptr() == payload.text().as_ptr()));
+        let body = Pieces::new(pieces);
+        let announced = http_body::Body::size_hint(&body).exact().unwrap();
+        let spliced = axum::body::to_bytes(Body::new(body), usize::MAX)
+            .await
+            .unwrap();
+        assert_eq!(spliced.len() as u64, announced);
+        let parsed: Value = serde_json::from_slice(&spliced).unwrap();
         assert_eq!(parsed["result"]["structuredContent"], *payload.value());
         assert_eq!(parsed["result"]["content"][0]["text"], payload.text());
         assert_eq!(parsed["id"], MARKERS.text.as_str());
@@ -166,6 +227,9 @@ mod tests {
     #[test]
     fn an_answer_without_markers_is_left_alone() {
         let payload = Payload::serialize(&json!({ "n": 1 })).unwrap();
-        assert!(replace_markers(r#"{"jsonrpc":"2.0","id":1,"error":{}}"#, &payload).is_none());
+        let answer = r#"{"jsonrpc":"2.0","id":1,"error":{}}"#;
+        assert!(
+            replace_markers(&Bytes::from_static(answer.as_bytes()), answer, &payload).is_none()
+        );
     }
 }
