@@ -117,8 +117,7 @@ async fn splice(response: Response, payload: &Payload) -> Response {
 /// quoted text for the text one, as pieces to write one after another: the
 /// result's bytes are shared with the payload, never copied. `None` when
 /// either placeholder is missing. Searched from the end: the result comes
-/// after the caller's request id in rmcp's answer.
-/// `answer` is `bytes` as text.
+/// after the caller's request id in rmcp's answer. `answer` is `bytes` as text.
 fn replace_markers(bytes: &Bytes, answer: &str, payload: &Payload) -> Option<Vec<Bytes>> {
     let (structured, text) = (&MARKERS.structured_json, &MARKERS.text_json);
     let at_structured = answer.rfind(structured.as_str())?;
@@ -131,6 +130,10 @@ fn replace_markers(bytes: &Bytes, answer: &str, payload: &Payload) -> Option<Vec
     let mut pieces = Vec::with_capacity(2 * places.len() + 1);
     let mut from = 0;
     for (at, len, with) in places {
+        // Two whole JSON strings never overlap; checked so a slice cannot panic.
+        if at < from {
+            return None;
+        }
         pieces.push(bytes.slice(from..at));
         pieces.push(with);
         from = at + len;
