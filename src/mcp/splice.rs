@@ -101,10 +101,7 @@ async fn splice(response: Response, payload: &Payload) -> Response {
             return broken("the answer could not be read");
         }
     };
-    let Ok(answer) = std::str::from_utf8(&bytes) else {
-        return broken("the answer was not UTF-8");
-    };
-    let Some(pieces) = replace_markers(&bytes, answer, payload) else {
+    let Some(pieces) = replace_markers(&bytes, payload) else {
         // rmcp answered without the result (an error of its own): nothing to put in.
         return Response::from_parts(parts, Body::from(bytes));
     };
@@ -117,11 +114,11 @@ async fn splice(response: Response, payload: &Payload) -> Response {
 /// quoted text for the text one, as pieces to write one after another: the
 /// result's bytes are shared with the payload, never copied. `None` when
 /// either placeholder is missing. Searched from the end: the result comes
-/// after the caller's request id in rmcp's answer. `answer` is `bytes` as text.
-fn replace_markers(bytes: &Bytes, answer: &str, payload: &Payload) -> Option<Vec<Bytes>> {
+/// after the caller's request id in rmcp's answer.
+fn replace_markers(answer: &Bytes, payload: &Payload) -> Option<Vec<Bytes>> {
     let (structured, text) = (&MARKERS.structured_json, &MARKERS.text_json);
-    let at_structured = answer.rfind(structured.as_str())?;
-    let at_text = answer.rfind(text.as_str())?;
+    let at_structured = rfind(answer, structured.as_bytes())?;
+    let at_text = rfind(answer, text.as_bytes())?;
     let mut places = [
         (at_structured, structured.len(), payload.text_bytes()),
         (at_text, text.len(), payload.quoted_text()),
@@ -134,27 +131,26 @@ fn replace_markers(bytes: &Bytes, answer: &str, payload: &Payload) -> Option<Vec
         if at < from {
             return None;
         }
-        pieces.push(bytes.slice(from..at));
+        pieces.push(answer.slice(from..at));
         pieces.push(with);
         from = at + len;
     }
-    pieces.push(bytes.slice(from..));
+    pieces.push(answer.slice(from..));
     Some(pieces)
 }
 
-/// A body written as a few shared pieces, with its exact length known up front.
-struct Pieces {
-    pieces: VecDeque<Bytes>,
-    remaining: u64,
+/// Where `needle` last starts in `haystack`. rmcp's answer around the
+/// placeholders is a few hundred bytes, so a plain scan is enough.
+fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).rposition(|w| w == needle)
 }
+
+/// A body written as a few shared pieces, with its exact length known up front.
+struct Pieces(VecDeque<Bytes>);
 
 impl Pieces {
     fn new(pieces: Vec<Bytes>) -> Self {
-        let remaining = pieces.iter().map(|p| p.len() as u64).sum();
-        Self {
-            pieces: pieces.into_iter().filter(|p| !p.is_empty()).collect(),
-            remaining,
-        }
+        Self(pieces.into_iter().filter(|p| !p.is_empty()).collect())
     }
 }
 
@@ -166,19 +162,15 @@ impl http_body::Body for Pieces {
         mut self: Pin<&mut Self>,
         _cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        let next = self.pieces.pop_front();
-        if let Some(piece) = &next {
-            self.remaining -= piece.len() as u64;
-        }
-        Poll::Ready(next.map(|piece| Ok(Frame::data(piece))))
+        Poll::Ready(self.0.pop_front().map(|piece| Ok(Frame::data(piece))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.pieces.is_empty()
+        self.0.is_empty()
     }
 
     fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.remaining)
+        SizeHint::with_exact(self.0.iter().map(|p| p.len() as u64).sum())
     }
 }
 
@@ -211,8 +203,7 @@ mod tests {
             "result": { "content": [{ "type": "text", "text": text }], "structuredContent": structured, "isError": false }
         })
         .to_string();
-        let pieces =
-            replace_markers(&Bytes::from(answer.clone()), &answer, &slot.take().unwrap()).unwrap();
+        let pieces = replace_markers(&Bytes::from(answer), &slot.take().unwrap()).unwrap();
         // The result's bytes are the payload's own, not a copy.
         assert!(pieces.iter().any(|p| p.as_ptr() == payload.text().as_ptr()));
         let body = Pieces::new(pieces);
@@ -230,9 +221,7 @@ mod tests {
     #[test]
     fn an_answer_without_markers_is_left_alone() {
         let payload = Payload::serialize(&json!({ "n": 1 })).unwrap();
-        let answer = r#"{"jsonrpc":"2.0","id":1,"error":{}}"#;
-        assert!(
-            replace_markers(&Bytes::from_static(answer.as_bytes()), answer, &payload).is_none()
-        );
+        let answer = Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"error":{}}"#);
+        assert!(replace_markers(&answer, &payload).is_none());
     }
 }
