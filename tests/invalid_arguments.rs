@@ -261,3 +261,87 @@ async fn oversized_request_bodies_are_refused_before_parsing() {
     let client = connect(&bridge.url, Some("demo-token-group")).await;
     ok(&call(&client, "dealership.list", json!({})).await);
 }
+
+/// Every problem message reads as a phrase after its field: no debug output,
+/// no unbalanced brackets, nothing a model cannot act on.
+fn assert_readable(error: &Value) {
+    for p in error["details"]["problems"].as_array().unwrap() {
+        let message = p["message"].as_str().unwrap();
+        for junk in ["multiple(", "single(", "Some(", "wrong type"] {
+            assert!(
+                !message.to_lowercase().contains(&junk.to_lowercase()),
+                "{message}"
+            );
+        }
+        let open = message.matches('(').count();
+        assert_eq!(open, message.matches(')').count(), "unbalanced: {message}");
+    }
+}
+
+#[tokio::test]
+async fn type_problems_name_the_types_in_words() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    // `limit` is an optional integer: `anyOf [integer, null]` in the schema.
+    let error = invalid(
+        &client,
+        "leads.list",
+        json!({ "dealership_id": "demo-cdk", "limit": "ten", "delivery_state": "pending" }),
+    )
+    .await;
+    assert_readable(&error);
+    let messages: Vec<(String, String)> = error["details"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["pointer"].as_str().unwrap().to_owned(),
+                p["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|(at, m)| at == "/limit" && m.contains("an integer")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|(at, m)| at == "/delivery_state" && m.contains("an array")),
+        "{messages:?}"
+    );
+}
+
+#[tokio::test]
+async fn schema_and_semantic_problems_come_back_in_one_round() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    // A phone that breaks the schema's pattern, and a blank name and a bad VIN
+    // that only the semantic checks see: one answer lists all three.
+    let error = invalid(
+        &client,
+        "leads.create",
+        json!({
+            "dealership_id": "demo-cdk", "source_agent": "test-agent",
+            "customer": { "first_name": "  ", "last_name": "Whitfield", "email": "dana@example.com", "phone": "555-0100" },
+            "consent": { "granted_at": "2026-11-01T10:00:00Z", "allowed_channels": ["email"], "scope": ["lead_submission"],
+                         "consent_text": "I agree that the dealership may email me about this request." },
+            "vehicle_of_interest": { "vin": "1HGCM82633A004353" }
+        }),
+    )
+    .await;
+    assert_readable(&error);
+    let mut got = pointers(&error);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "/customer/first_name",
+            "/customer/phone",
+            "/vehicle_of_interest/vin"
+        ]
+    );
+}

@@ -144,6 +144,26 @@ impl Problems {
         self.0.is_empty()
     }
 
+    /// Adds `others` except those at or below a field already reported here
+    /// (a problem at the root, such as a missing field, covers nothing else).
+    pub fn extend_uncovered(&mut self, others: Problems) {
+        let covered = |pointer: &str| {
+            self.0.iter().any(|p| {
+                !p.pointer.is_empty()
+                    && (pointer == p.pointer
+                        || pointer
+                            .strip_prefix(p.pointer.as_str())
+                            .is_some_and(|rest| rest.starts_with('/')))
+            })
+        };
+        let fresh: Vec<Problem> = others
+            .0
+            .into_iter()
+            .filter(|p| !covered(&p.pointer))
+            .collect();
+        self.0.extend(fresh);
+    }
+
     pub fn into_result(mut self) -> Result<(), ToolError> {
         if self.0.is_empty() {
             return Ok(());

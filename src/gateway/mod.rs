@@ -252,6 +252,14 @@ impl<'a> Check<'a> {
         self.rejection.get_or_insert(error);
     }
 
+    /// Puts the schema's problems first. A semantic problem at or below a
+    /// field the schema already refused says nothing new and is dropped.
+    pub(crate) fn after_schema(mut self, schema: Problems) -> Self {
+        let semantic = std::mem::replace(&mut self.problems, schema);
+        self.problems.extend_uncovered(semantic);
+        self
+    }
+
     /// Argument problems first, then a domain rejection.
     pub fn into_result(self) -> Result<(), ToolError> {
         self.problems.into_result()?;

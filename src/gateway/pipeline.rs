@@ -199,49 +199,39 @@ impl Gateway {
         Fut: Future<Output = Result<Payload, ToolError>>,
     {
         let principal = caller.principal.as_ref();
-        self.check_schema(tool, &args)?;
+        // Schema problems and semantic ones come back in one answer: arguments
+        // that still parse (a bad pattern, a length) also get the semantic checks.
+        let schema_problems = self.schema_problems(tool, &args)?;
         // serde_json objects keep keys sorted, so this is canonical.
         let canonical = tool.cacheable().then(|| args.to_string());
-        let parsed: A = serde_json::from_value(args).map_err(|e| {
-            // The schema accepted it, so this is a gap between schema and type: say where, keep it generic.
-            tracing::warn!(error = %e, "Arguments passed the schema but not the parser.");
-            ToolError::invalid_arguments(vec![super::error::Problem {
-                pointer: String::new(),
-                message: "arguments do not match the tool's schema".into(),
-            }])
-        })?;
+        let parsed: A = match serde_json::from_value(args) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                schema_problems.into_result()?;
+                // The schema accepted it, so this is a gap between schema and type: say where, keep it generic.
+                tracing::warn!(error = %e, "Arguments passed the schema but not the parser.");
+                return Err(ToolError::invalid_arguments(vec![super::error::Problem {
+                    pointer: String::new(),
+                    message: "do not match the tool's inputSchema".into(),
+                }]));
+            }
+        };
         // Only a dealership that exists is recorded: an unchecked id is caller text (possibly PII).
         facts.dealership = parsed
             .dealership_id()
             .filter(|id| self.dealership(id).is_some())
             .map(str::to_owned);
-        let dealership = match parsed.dealership_id() {
-            Some(id) => Some(self.authorize(principal, id, tool)?),
-            None => None,
-        };
-        if let Some(scope) = tool.scope()
-            && !principal.has_scope(scope)
-        {
-            return Err(ToolError::new(
-                ErrorCode::AuthForbidden,
-                "Your token does not carry the scope this tool needs.",
-            )
-            .with_details(json!({ "required_scope": scope.as_str() })));
-        }
-        let mut cache_ttl = None;
-        if let (Some(domain), Some(d)) = (tool.domain(), dealership) {
-            let route = d
-                .routes
-                .get(&domain)
-                .ok_or_else(|| super::unsupported(domain))?;
-            facts.adapter = Some(route.upstream.clone());
-            if tool.cacheable() && !route.adapter.serves_local_copy() {
-                cache_ttl = Some(self.inner.cache.ttl(domain));
+        let (dealership, cache_ttl) = match self.admit(tool, principal, &parsed, facts) {
+            Ok(admitted) => admitted,
+            // Argument problems are reported before access ones, as they always were.
+            Err(e) => {
+                schema_problems.into_result()?;
+                return Err(e);
             }
-        }
+        };
         let mut check = Check::new(self, dealership);
         parsed.validate(&mut check);
-        check.into_result()?;
+        check.after_schema(schema_problems).into_result()?;
         if let Err((scope, wait)) =
             self.inner
                 .limits_by_caller
@@ -293,6 +283,42 @@ impl Gateway {
         };
         self.check_size(payload.text().len())?;
         Ok(payload)
+    }
+
+    /// Access: dealership scoping, the tool's scope, the route; and the cache
+    /// TTL when the result may be cached.
+    fn admit<'a, A: ToolArgs>(
+        &'a self,
+        tool: ToolId,
+        principal: &Principal,
+        parsed: &A,
+        facts: &mut Facts,
+    ) -> Result<(Option<&'a super::Dealership>, Option<std::time::Duration>), ToolError> {
+        let dealership = match parsed.dealership_id() {
+            Some(id) => Some(self.authorize(principal, id, tool)?),
+            None => None,
+        };
+        if let Some(scope) = tool.scope()
+            && !principal.has_scope(scope)
+        {
+            return Err(ToolError::new(
+                ErrorCode::AuthForbidden,
+                "Your token does not carry the scope this tool needs.",
+            )
+            .with_details(json!({ "required_scope": scope.as_str() })));
+        }
+        let mut cache_ttl = None;
+        if let (Some(domain), Some(d)) = (tool.domain(), dealership) {
+            let route = d
+                .routes
+                .get(&domain)
+                .ok_or_else(|| super::unsupported(domain))?;
+            facts.adapter = Some(route.upstream.clone());
+            if tool.cacheable() && !route.adapter.serves_local_copy() {
+                cache_ttl = Some(self.inner.cache.ttl(domain));
+            }
+        }
+        Ok((dealership, cache_ttl))
     }
 
     fn check_size(&self, size: usize) -> Result<(), ToolError> {

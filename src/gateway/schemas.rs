@@ -72,7 +72,11 @@ impl Gateway {
     }
 
     /// Every schema problem at once, each with a JSON pointer into the arguments.
-    pub(super) fn check_schema(&self, tool: ToolId, args: &Value) -> Result<(), ToolError> {
+    pub(super) fn schema_problems(
+        &self,
+        tool: ToolId,
+        args: &Value,
+    ) -> Result<Problems, ToolError> {
         let Some(validator) = self.inner.schemas.validators.get(&tool) else {
             return Err(ToolError::internal());
         };
@@ -80,7 +84,7 @@ impl Gateway {
         for error in validator.iter_errors(args) {
             collect(&error, &mut problems);
         }
-        problems.into_result()
+        Ok(problems)
     }
 }
 
@@ -108,24 +112,86 @@ fn is_null_type_error(error: &jsonschema::ValidationError<'_>) -> bool {
     matches!(error.kind(), K::Type { kind: TypeKind::Single(t) } if t.to_string() == "null")
 }
 
+/// What is wrong, as a phrase that follows the field's pointer and tells a
+/// model what to send instead. Never quotes the offending value: it may be
+/// customer data.
 fn describe(error: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::ValidationErrorKind as K;
     match error.kind() {
-        K::AdditionalProperties { unexpected } => {
-            format!("unknown field(s): {}", unexpected.join(", "))
-        }
-        K::Required { property } => format!("missing required field {property}"),
-        // The default text quotes the offending value; keep messages free of caller data.
-        K::Type { kind } => format!("wrong type: expected {kind:?}")
-            .replace("Single(", "")
-            .replace(')', "")
-            .to_lowercase(),
-        K::Enum { options } => format!("must be one of {options}"),
+        K::AdditionalProperties { unexpected } => format!(
+            "has {} this tool does not take: {}; remove {} (the tool's inputSchema lists the fields it takes)",
+            plural(unexpected.len(), "a field", "fields"),
+            unexpected.join(", "),
+            plural(unexpected.len(), "it", "them"),
+        ),
+        K::Required { property } => format!(
+            "is missing the required field {}",
+            property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_owned)
+        ),
+        K::Type { kind } => format!("must be {}", expected_types(kind)),
+        K::Enum { options } => format!("must be one of {}", list_of(options)),
+        K::Constant { expected_value } => format!("must be {expected_value}"),
         K::Minimum { limit } => format!("must be at least {limit}"),
         K::Maximum { limit } => format!("must be at most {limit}"),
+        K::ExclusiveMinimum { limit } => format!("must be greater than {limit}"),
+        K::ExclusiveMaximum { limit } => format!("must be less than {limit}"),
         K::MinLength { limit } => format!("must have at least {limit} characters"),
         K::MaxLength { limit } => format!("must have at most {limit} characters"),
-        K::Pattern { pattern } => format!("must match {pattern}"),
-        _ => "does not match the schema".into(),
+        K::MinItems { limit } => format!("must have at least {limit} items"),
+        K::MaxItems { limit } => format!("must have at most {limit} items"),
+        K::UniqueItems => "must not list the same item twice".into(),
+        K::Pattern { pattern } => {
+            format!("does not have the expected form (the pattern {pattern})")
+        }
+        K::Format { format } => format!("must be a valid {format}"),
+        _ => "has a value this field does not accept; see the tool's inputSchema".into(),
     }
+}
+
+/// "a string", "an integer or null", …
+fn expected_types(kind: &jsonschema::error::TypeKind) -> String {
+    use jsonschema::error::TypeKind;
+    let names: Vec<&str> = match kind {
+        TypeKind::Single(t) => vec![type_name(*t)],
+        TypeKind::Multiple(set) => set.iter().map(type_name).collect(),
+    };
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => "of another type".to_owned(),
+    }
+}
+
+fn type_name(t: jsonschema::JsonType) -> &'static str {
+    use jsonschema::JsonType as T;
+    match t {
+        T::Null => "null",
+        T::Boolean => "true or false",
+        T::Integer => "an integer",
+        T::Number => "a number",
+        T::String => "a string",
+        T::Array => "an array",
+        T::Object => "an object",
+    }
+}
+
+/// An enum's options as `"a", "b" or "c"`.
+fn list_of(options: &Value) -> String {
+    match options.as_array() {
+        Some(items) => {
+            let names: Vec<String> = items.iter().map(Value::to_string).collect();
+            match names.split_last() {
+                Some((last, [])) => last.clone(),
+                Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                None => "the listed values".to_owned(),
+            }
+        }
+        None => options.to_string(),
+    }
+}
+
+fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
 }
