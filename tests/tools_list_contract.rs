@@ -50,6 +50,64 @@ async fn initialize_advertises_toolset_version_and_profile_levels() {
     assert!(info.capabilities.tools.is_some() && info.capabilities.resources.is_some());
 }
 
+/// Scopes in the first column of TOOLSET.md's access table.
+fn documented_scopes(md: &str) -> BTreeSet<String> {
+    let section = md.split("## Access").nth(1).unwrap_or_default();
+    let table = section.split("\n\n").nth(1).unwrap_or_default();
+    table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `amcp:"))
+        .filter_map(|l| l.split('`').next())
+        .map(|s| format!("amcp:{s}"))
+        .collect()
+}
+
+#[tokio::test]
+async fn initialize_advertises_every_served_domain_and_scope() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let info = client.peer_info().expect("server info");
+    let experimental = info.capabilities.experimental.as_ref().unwrap();
+    let profile = &experimental["automotive_mcp"];
+    let advertised_domains: BTreeSet<String> = profile["domains"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let served_domains: BTreeSet<String> = ToolId::ALL
+        .iter()
+        .map(|t| t.name().split('.').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(advertised_domains, served_domains);
+    let advertised_tools: BTreeSet<String> = experimental["dms_bridge"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect();
+    let served_tools: BTreeSet<String> = ToolId::ALL.iter().map(|t| t.name().to_owned()).collect();
+    assert_eq!(advertised_tools, served_tools);
+    let advertised_scopes: BTreeSet<String> = profile["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_owned())
+        .collect();
+    let needed: BTreeSet<String> = ToolId::ALL
+        .iter()
+        .flat_map(|t| [t.scope(), t.staff_scope()])
+        .flatten()
+        .map(|s| s.as_str().to_owned())
+        .collect();
+    assert_eq!(advertised_scopes, needed, "every scope a tool needs");
+    assert_eq!(
+        advertised_scopes,
+        documented_scopes(&toolset_md()),
+        "TOOLSET.md's access table vs the advertisement"
+    );
+}
+
 /// Names in backticks at the start of a `### ` heading in TOOLSET.md.
 fn documented_tools(md: &str) -> BTreeSet<String> {
     md.lines()

@@ -20,7 +20,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use crate::gateway::auth::Principal;
+use crate::gateway::auth::{Principal, Scope};
 use crate::gateway::trace::TraceContext;
 use crate::gateway::{CallError, CallOutcome, Caller, Gateway};
 use crate::tools::{TOOLSET_VERSION, ToolId};
@@ -85,10 +85,17 @@ impl McpServer {
     }
 }
 
-/// What `initialize` advertises beyond tools: the toolset version and the
-/// AutomotiveMCP profile levels served: Level 1 (read resources) and Level 2
-/// (tools) for inventory and leads.
+/// What `initialize` advertises beyond tools: the toolset version, and the
+/// AutomotiveMCP profile served. Everything is derived from the tool table, so
+/// it cannot drift from what `tools/list` serves: each domain (the prefix of
+/// its tools' names) at Level 2 (tools, and Level 1 resources where they
+/// exist), and every scope a tool needs plus the staff scopes.
 pub fn experimental_capabilities() -> std::collections::BTreeMap<String, JsonObject> {
+    let domains: JsonObject = ToolId::ALL
+        .iter()
+        .filter_map(|t| t.name().split_once('.'))
+        .map(|(domain, _)| (domain.to_owned(), json!({ "level": 2 })))
+        .collect();
     let entries = [
         (
             "dms_bridge",
@@ -96,7 +103,7 @@ pub fn experimental_capabilities() -> std::collections::BTreeMap<String, JsonObj
         ),
         (
             "automotive_mcp",
-            json!({ "spec_version": "0.1", "domains": { "inventory": { "level": 2 }, "leads": { "level": 2 } }, "scopes": ["amcp:inventory:read", "amcp:leads:read", "amcp:leads:write", "amcp:deals:read", "amcp:service:read"] }),
+            json!({ "spec_version": "0.1", "domains": domains, "scopes": advertised_scopes() }),
         ),
     ];
     entries
@@ -106,6 +113,17 @@ pub fn experimental_capabilities() -> std::collections::BTreeMap<String, JsonObj
             _ => None,
         })
         .collect()
+}
+
+/// Every scope some tool needs, and the staff scope of each domain whose
+/// records have owners; sorted, once each.
+pub fn advertised_scopes() -> Vec<&'static str> {
+    let scopes: std::collections::BTreeSet<Scope> = ToolId::ALL
+        .iter()
+        .flat_map(|t| [t.scope(), t.staff_scope()])
+        .flatten()
+        .collect();
+    scopes.into_iter().map(Scope::as_str).collect()
 }
 
 /// What `initialize` answers. Built once: in stateless HTTP mode rmcp asks
