@@ -61,6 +61,12 @@ name = "agent"
 secret = {{ value = "agent-token" }}
 dealerships = ["acme"]
 scopes = ["amcp:service:read", "amcp:service:write"]
+
+[[tokens]]
+name = "service-desk"
+secret = {{ value = "staff-token" }}
+dealerships = ["acme"]
+scopes = ["amcp:service:read", "amcp:service:write", "amcp:service:staff"]
 "#
     )
 }
@@ -428,7 +434,10 @@ async fn a_dry_run_answers_the_booking_and_books_nothing() {
 
 #[tokio::test]
 async fn cancel_frees_the_appointment_and_an_unknown_id_is_not_found() {
-    let (server, _bridge, client, _) = harness(None).await;
+    let (server, bridge, agent, _) = harness(None).await;
+    // XT-7001 is in the scheduler but was not booked through the bridge:
+    // only the dealership's staff may cancel it.
+    let client = connect(&bridge.url, Some("staff-token")).await;
     for (id, answer) in [
         ("XT-7001", "cancel-ok.json"),
         ("XT-9999", "error-appointment-not-found.json"),
@@ -463,6 +472,23 @@ async fn cancel_frees_the_appointment_and_an_unknown_id_is_not_found() {
     .await);
     assert_eq!(error["code"], "service.appointment_not_found");
     assert_eq!(error["retryable"], false);
+    let before = requests_to(&server, BOOKINGS).await.len();
+    let refused = err(&call(
+        &agent,
+        "service.cancel_appointment",
+        json!({ "dealership_id": "acme", "appointment_id": "XT-7001" }),
+    )
+    .await);
+    assert_eq!(
+        (&refused["code"], &refused["message"]),
+        (&error["code"], &error["message"]),
+        "an appointment the agent did not book looks like an unknown one"
+    );
+    assert_eq!(
+        requests_to(&server, BOOKINGS).await.len(),
+        before,
+        "the scheduler is not asked"
+    );
     let error = err(&call(
         &client,
         "service.cancel_appointment",
@@ -718,7 +744,7 @@ async fn a_scheduler_that_cannot_book_hands_the_request_over_as_a_lead() {
         .gateway
         .leads()
         .unwrap()
-        .get("acme", lead_id)
+        .get("acme", lead_id, None)
         .await
         .unwrap()
         .unwrap();

@@ -8,25 +8,34 @@ use secrecy::{ExposeSecret, SecretString};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// OAuth-style scopes, `amcp:<domain>:<read|write>`.
+/// OAuth-style scopes, `amcp:<domain>:<read|write|staff>`.
+///
+/// `read` and `write` let an agent act for the customers it serves: records it
+/// reaches by id (a lead, a booking) are the ones it created. `staff` is for
+/// the dealership's own tools: they see and change every customer's records in
+/// that domain. It is granted separately and never implied by `write`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Scope {
     InventoryRead,
     LeadsRead,
     LeadsWrite,
+    LeadsStaff,
     ServiceRead,
     ServiceWrite,
+    ServiceStaff,
     DealsRead,
     DealsWrite,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 7] = [
+    pub const ALL: [Scope; 9] = [
         Self::InventoryRead,
         Self::LeadsRead,
         Self::LeadsWrite,
+        Self::LeadsStaff,
         Self::ServiceRead,
         Self::ServiceWrite,
+        Self::ServiceStaff,
         Self::DealsRead,
         Self::DealsWrite,
     ];
@@ -36,8 +45,10 @@ impl Scope {
             Self::InventoryRead => "amcp:inventory:read",
             Self::LeadsRead => "amcp:leads:read",
             Self::LeadsWrite => "amcp:leads:write",
+            Self::LeadsStaff => "amcp:leads:staff",
             Self::ServiceRead => "amcp:service:read",
             Self::ServiceWrite => "amcp:service:write",
+            Self::ServiceStaff => "amcp:service:staff",
             Self::DealsRead => "amcp:deals:read",
             Self::DealsWrite => "amcp:deals:write",
         }
@@ -75,6 +86,35 @@ impl Principal {
 
     pub fn has_scope(&self, scope: Scope) -> bool {
         self.scopes.contains(&scope)
+    }
+
+    /// Whose records this principal may reach by id in a domain: everyone's
+    /// with the domain's staff scope, otherwise only its own.
+    pub fn records_of(&self, staff: Scope) -> Owner<'_> {
+        if self.has_scope(staff) {
+            Owner::Anyone
+        } else {
+            Owner::Only(&self.name)
+        }
+    }
+}
+
+/// Whose records a caller may see or change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner<'a> {
+    /// Dealership staff: every record of the dealership.
+    Anyone,
+    /// An agent: the records this principal created through the bridge.
+    Only(&'a str),
+}
+
+impl Owner<'_> {
+    /// The principal to filter on in SQL (`NULL` matches anyone).
+    pub fn principal(&self) -> Option<&str> {
+        match self {
+            Self::Anyone => None,
+            Self::Only(name) => Some(name),
+        }
     }
 }
 

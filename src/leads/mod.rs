@@ -53,12 +53,14 @@ impl LeadDesk {
         Ok(result)
     }
 
+    /// The lead, if `principal` submitted it (`None`: staff, any lead).
     pub async fn get(
         &self,
         dealership: &str,
         lead_id: &str,
+        principal: Option<&str>,
     ) -> Result<Option<StoredLead>, StoreError> {
-        record::get(self.store.pool(), dealership, lead_id).await
+        record::get(self.store.pool(), dealership, lead_id, principal).await
     }
 
     pub async fn list(&self, query: &ListQuery<'_>) -> Result<Vec<StoredLead>, StoreError> {

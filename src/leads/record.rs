@@ -190,14 +190,22 @@ const SELECT_LEAD: &str =
         (SELECT COUNT(*) FROM lead_submissions s WHERE s.lead_id = l.lead_id) AS submissions
     FROM leads l JOIN lead_deliveries d ON d.lead_id = l.lead_id";
 
+/// Ownership: a lead belongs to every principal that submitted it (the first
+/// submission, and any duplicate merged into it). A `NULL` principal is staff.
+const OWNED_BY: &str = " AND (?1 IS NULL OR EXISTS (SELECT 1 FROM lead_submissions o
+        WHERE o.lead_id = l.lead_id AND o.dealership = l.dealership AND o.principal = ?1))";
+
+/// The lead, if `principal` may see it (`None`: anyone may).
 pub async fn get(
     pool: &SqlitePool,
     dealership: &str,
     lead_id: &str,
+    principal: Option<&str>,
 ) -> Result<Option<StoredLead>, StoreError> {
     let row = sqlx::query(AssertSqlSafe(format!(
-        "{SELECT_LEAD} WHERE l.dealership = ? AND l.lead_id = ?"
+        "{SELECT_LEAD} WHERE l.dealership = ?2 AND l.lead_id = ?3{OWNED_BY}"
     )))
+    .bind(principal)
     .bind(dealership)
     .bind(lead_id)
     .fetch_optional(pool)
@@ -208,6 +216,8 @@ pub async fn get(
 /// Filters of `leads.list`.
 pub struct ListQuery<'a> {
     pub dealership: &'a str,
+    /// Only leads this principal submitted (`None`: every lead, for staff).
+    pub principal: Option<&'a str>,
     pub states: Vec<String>,
     pub created_after: Option<String>,
     pub created_before: Option<String>,
@@ -217,20 +227,36 @@ pub struct ListQuery<'a> {
 
 /// Newest first; one extra row tells the caller whether a next page exists.
 pub async fn list(pool: &SqlitePool, q: &ListQuery<'_>) -> Result<Vec<StoredLead>, StoreError> {
-    let mut sql = format!("{SELECT_LEAD} WHERE l.dealership = ?");
+    // Numbered placeholders throughout: ?1 is the owner, ?2 the dealership.
+    let mut sql = format!("{SELECT_LEAD} WHERE l.dealership = ?2{OWNED_BY}");
+    let mut next = 3;
+    let mut mark = || {
+        next += 1;
+        format!("?{}", next - 1)
+    };
     if !q.states.is_empty() {
-        let marks = vec!["?"; q.states.len()].join(", ");
+        let marks = q
+            .states
+            .iter()
+            .map(|_| mark())
+            .collect::<Vec<_>>()
+            .join(", ");
         sql.push_str(&format!(" AND d.state IN ({marks})"));
     }
     if q.created_after.is_some() {
-        sql.push_str(" AND l.created_at >= ?");
+        sql.push_str(&format!(" AND l.created_at >= {}", mark()));
     }
     if q.created_before.is_some() {
-        sql.push_str(" AND l.created_at < ?");
+        sql.push_str(&format!(" AND l.created_at < {}", mark()));
     }
-    sql.push_str(" ORDER BY l.created_at DESC, l.lead_id DESC LIMIT ? OFFSET ?");
-    // Only placeholders are spliced in; every value is bound.
-    let mut query = sqlx::query(AssertSqlSafe(sql)).bind(q.dealership);
+    let (limit, offset) = (mark(), mark());
+    sql.push_str(&format!(
+        " ORDER BY l.created_at DESC, l.lead_id DESC LIMIT {limit} OFFSET {offset}"
+    ));
+    // Only placeholders are spliced in; every value is bound, in number order.
+    let mut query = sqlx::query(AssertSqlSafe(sql))
+        .bind(q.principal)
+        .bind(q.dealership);
     for s in &q.states {
         query = query.bind(s);
     }

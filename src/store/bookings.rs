@@ -89,6 +89,28 @@ pub async fn record(store: &Store, b: &NewBooking<'_>) -> Result<(), StoreError>
     Ok(())
 }
 
+/// Whether the bridge booked `appointment_id` at `dealership` for `principal`
+/// (`None`: for anyone). Ids the scheduler made outside the bridge are not
+/// the bridge's to hand out, so they are never found here.
+pub async fn booked_by(
+    store: &Store,
+    dealership: &str,
+    appointment_id: &str,
+    principal: Option<&str>,
+) -> Result<bool, StoreError> {
+    let row = sqlx::query(
+        "SELECT 1 FROM service_bookings
+         WHERE dealership = ?1 AND appointment_id = ?2 AND (?3 IS NULL OR principal = ?3)
+         LIMIT 1",
+    )
+    .bind(dealership)
+    .bind(appointment_id)
+    .bind(principal)
+    .fetch_optional(store.pool())
+    .await?;
+    Ok(row.is_some())
+}
+
 /// Marks the bridge's record of `appointment_id` cancelled (if it booked it).
 pub async fn mark_cancelled(
     store: &Store,

@@ -118,6 +118,16 @@ impl ToolId {
         })
     }
 
+    /// The scope that lets dealership staff reach every customer's records
+    /// through this tool, where records have owners (see `Principal::records_of`).
+    pub fn staff_scope(self) -> Option<Scope> {
+        match self {
+            Self::LeadsGet | Self::LeadsList => Some(Scope::LeadsStaff),
+            Self::ServiceCancelAppointment => Some(Scope::ServiceStaff),
+            _ => None,
+        }
+    }
+
     /// The quota class.
     pub fn class(self) -> ToolClass {
         match self {
@@ -178,10 +188,10 @@ impl ToolId {
                 "Send a customer's request to the dealership's CRM as a sales lead (ADF), with an optional vehicle of interest, trade-in and appointment request. Needs the customer's consent (consent.scope [\"lead_submission\"], the channels they allowed, the verbatim text they agreed to). The lead is stored before the answer and delivered with retries. An equivalent lead from the same customer within the duplicate window answers status duplicate and is not sent again. Pass an idempotency_key to make retries safe; dry_run validates and returns the ADF document without sending. An appointment is only requested (or proposed, outside opening hours), never booked."
             }
             Self::LeadsGet => {
-                "Get a lead taken through the bridge by lead_id: vehicles, appointment, consent summary and where its delivery to the CRM stands. Customer details are masked."
+                "Get a lead you sent through the bridge by lead_id: vehicles, appointment, consent summary and where its delivery to the CRM stands. Customer details are masked. Leads sent by other agents answer leads.lead_not_found."
             }
             Self::LeadsList => {
-                "List leads taken through the bridge for a dealership, newest first, optionally only those whose delivery is pending, delivered or failed, or within a time range. Customer details are masked. Pass next_cursor back as cursor for the next page."
+                "List the leads you sent through the bridge to a dealership (dealership staff with amcp:leads:staff: all of its leads), newest first, optionally only those whose delivery is pending, delivered or failed, or within a time range. Customer details are masked. Pass next_cursor back as cursor for the next page."
             }
             Self::DealsRequestTradeValue => {
                 "Estimate what the dealership's valuation provider says a trade-in is worth: give the VIN and the odometer reading (and optionally the customer's ZIP and the condition). Answers a low/average/high trade-in range in minor units (cents), the provider, and until when the estimate stands. It is an estimate, not an offer. Answers deals.trade_value_unavailable when the provider has no values for the vehicle."
@@ -190,10 +200,10 @@ impl ToolId {
                 "List open service appointment slots at a dealership for one or more service codes (from its service menu) and the customer's vehicle (vin, vehicle_id, or year/make/model), between two dates (YYYY-MM-DD, inclusive, in the dealership's time zone, up to 31 days). Slot times are RFC 3339 with the dealership's offset, earliest first. Unknown service codes are refused with the menu in details.service_menu. Checking does not hold a slot."
             }
             Self::ServiceBookAppointment => {
-                "Book a service appointment in the dealership's scheduler: service codes from its menu, the customer's vehicle (vin, vehicle_id, or year/make/model), a start (RFC 3339 with offset, e.g. a start from service.check_availability), the customer (names, email and/or E.164 phone) and their consent (consent.scope [\"service_appointment\"]). Answers status booked or waitlisted with an appointment_id; proposed with proposed_times when the start is outside the service department's opening hours (nothing is booked); requested when the scheduler cannot book through the bridge and the request went to the dealership as a lead. A taken slot answers service.slot_unavailable with the next open slots. Pass an idempotency_key to make retries safe; dry_run validates and books nothing."
+                "Book a service appointment in the dealership's scheduler: service codes from its menu, the customer's vehicle (vin, vehicle_id, or year/make/model), a start (RFC 3339 with offset, e.g. a start from service.check_availability), the customer (names, email and/or E.164 phone) and their consent (consent.scope [\"service_appointment\"]). Answers status booked or waitlisted with an appointment_id; proposed with proposed_times when the start is outside the service department's opening hours (nothing is booked); requested when the scheduler cannot book through the bridge and the request went to the dealership as a lead. A taken slot answers service.slot_unavailable with the next open slots. Pass an idempotency_key to make retries safe; dry_run validates, checks that the start is an open slot right now, and books nothing."
             }
             Self::ServiceCancelAppointment => {
-                "Cancel a service appointment by the appointment_id service.book_appointment answered; the slot is freed. Cancelling an already cancelled appointment succeeds again; an id the scheduler does not know answers service.appointment_not_found."
+                "Cancel a service appointment you booked, by the appointment_id service.book_appointment answered; the slot is freed. Cancelling an already cancelled appointment succeeds again. An unknown id, another agent's booking or one not made through the bridge answers service.appointment_not_found. dry_run checks that you may cancel it and cancels nothing."
             }
             Self::ServiceGetRepairOrder => {
                 "Get one repair order from the dealership's DMS by ro_number (as printed on the order) or repair_order_id: status (open, in_progress, closed), opened/promised/closed times in the dealership's time zone, the service advisor, the vehicle with mileage in and out, job lines with their op codes, status and pay type, and totals per pay type in minor units. The customer is shown as initials only. Some DMSs prepare the data asynchronously: the call can take several seconds, and reports progress when the request carries a progressToken. Answers service.repair_order_not_found when the DMS has no such order."

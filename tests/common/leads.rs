@@ -75,7 +75,8 @@ scopes = ["amcp:leads:write", "amcp:leads:read"]
 name = "reader"
 secret = {{ value = "reader-token" }}
 dealerships = ["acme"]
-scopes = ["amcp:leads:read"]
+# Dealership staff: reads every lead, not only its own.
+scopes = ["amcp:leads:read", "amcp:leads:staff"]
 {extra}
 "#
     )

@@ -37,11 +37,16 @@ impl Drop for Bridge {
 
 /// The demo: mock CDK and feed upstreams plus the embedded demo config.
 pub async fn demo() -> Bridge {
+    demo_with("").await
+}
+
+/// The demo with `extra` TOML appended to its config (more tokens, …).
+pub async fn demo_with(extra: &str) -> Bridge {
     let cancel = CancellationToken::new();
     let mocks = demo::start_mocks(std::time::Duration::ZERO, &cancel)
         .await
         .expect("mocks");
-    let toml = demo::render(&mocks, "127.0.0.1:0".parse().unwrap());
+    let toml = demo::render(&mocks, "127.0.0.1:0".parse().unwrap()) + extra;
     let mut bridge = start(&toml, cancel).await;
     bridge.mocks = Some(mocks);
     bridge

@@ -109,7 +109,11 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Payloa
         .leads
         .get_or_create(&metrics_status(result.status, replayed))
         .inc();
-    if let Ok(Some(current)) = desk.get(&dealership.profile.id, &result.lead_id).await {
+    // The answer names a lead this call just submitted to: no owner check needed.
+    if let Ok(Some(current)) = desk
+        .get(&dealership.profile.id, &result.lead_id, None)
+        .await
+    {
         result.delivery = delivery_view(&current.delivery);
     }
     ctx.gateway

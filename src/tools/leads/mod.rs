@@ -19,6 +19,7 @@ use chrono::Utc;
 use serde_json::json;
 
 use crate::gateway::Payload;
+use crate::gateway::auth::Scope;
 use crate::gateway::cursor::CursorCodec;
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Check, ToolArgs, ToolContext};
@@ -198,15 +199,17 @@ fn list_hash(args: &ListArgs) -> String {
 
 pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Payload, ToolError> {
     let desk = ctx.gateway.leads().ok_or_else(ToolError::internal)?;
+    // Another principal's lead answers exactly like an unknown id, so ids cannot be probed.
+    let owner = ctx.principal.records_of(Scope::LeadsStaff);
     let stored = desk
-        .get(&args.dealership_id, &args.lead_id)
+        .get(&args.dealership_id, &args.lead_id, owner.principal())
         .await
         .map_err(store_error)?;
     match stored {
         Some(lead) => to_result(&present::lead_view(&lead)?),
         None => Err(ToolError::new(
             ErrorCode::LeadsLeadNotFound,
-            "This dealership has no lead with that id taken through the bridge.",
+            "This dealership has no lead with that id that you sent through the bridge.",
         )
         .with_next_tool_call(
             "leads.list",
@@ -230,8 +233,10 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Result<Payload, ToolE
             .and_then(parse_instant)
             .map(crate::leads::record::ts)
     };
+    let owner = ctx.principal.records_of(Scope::LeadsStaff);
     let query = ListQuery {
         dealership: &args.dealership_id,
+        principal: owner.principal(),
         states: args
             .delivery_state
             .iter()

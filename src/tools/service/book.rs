@@ -8,8 +8,8 @@ use chrono::{DateTime, Duration, FixedOffset, Utc};
 
 use super::book_args::{BookArgs, BookResult, BookingPreview, BookingStatus};
 use super::fallback::request_as_lead;
-use super::recovery::slot_taken;
-use super::slots::{local, lookahead, next_starts};
+use super::recovery::{NOT_OPEN, TAKEN, slot_taken};
+use super::slots::{free_slots, local, lookahead, next_starts};
 use super::turns;
 use super::vehicle::{check_codes, resolve_vehicle};
 use crate::adapters::{AdapterError, BookedStatus, BookingRequest, UpstreamAdapter};
@@ -77,6 +77,14 @@ pub async fn book_appointment(ctx: ToolContext<'_>, args: BookArgs) -> Result<Pa
         return to_result(&answer.proposed(slots.into_iter().map(|s| s.start).collect()));
     }
     if args.dry_run {
+        // A dry run answers what a real call would: a taken slot is refused.
+        let day = start.with_timezone(&dealership.timezone).date_naive();
+        let open = free_slots(&ctx, adapter, &vehicle.request(&codes, day, day))
+            .await
+            .map_err(ctx.upstream_error())?;
+        if !open.iter().any(|s| s.start == start) {
+            return Err(slot_taken(&ctx, adapter, &args, &vehicle, &codes, start, NOT_OPEN).await);
+        }
         return to_result(&answer.dry_run(BookingPreview {
             service_codes: codes,
             vehicle,
@@ -104,7 +112,7 @@ pub async fn book_appointment(ctx: ToolContext<'_>, args: BookArgs) -> Result<Pa
             // What the cache says is open is now known to be wrong.
             ctx.gateway
                 .invalidate(&dealership.profile.id, Domain::Service);
-            return Err(slot_taken(&ctx, adapter, &args, &vehicle, &codes, start).await);
+            return Err(slot_taken(&ctx, adapter, &args, &vehicle, &codes, start, TAKEN).await);
         }
         Err(AdapterError::Unsupported) => {
             let base = answer.base(BookingStatus::Requested, String::new());

@@ -1,6 +1,9 @@
 //! `service.cancel_appointment`: cancels a booking in the dealership's
-//! scheduler. Cancelling twice is harmless; an id the scheduler does not know
-//! is `service.appointment_not_found`.
+//! scheduler. An agent may cancel only the appointments it booked through the
+//! bridge; dealership staff (`amcp:service:staff`) may cancel any. "Unknown",
+//! "someone else's" and "not booked through the bridge" answer the same
+//! `service.appointment_not_found`, so ids cannot be probed. Cancelling twice
+//! is harmless.
 
 use chrono::Utc;
 use schemars::JsonSchema;
@@ -9,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::book::store_error;
 use crate::adapters::{AdapterError, CancelRequest, UpstreamAdapter};
 use crate::gateway::Payload;
+use crate::gateway::auth::{Owner, Scope};
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{ToolArgs, ToolContext};
 use crate::model::Domain;
@@ -27,13 +31,20 @@ pub struct CancelArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 500))]
     pub reason: Option<String>,
+    /// Check that the appointment can be cancelled by you; cancel nothing.
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CancelResult {
     pub appointment_id: String,
+    /// With `dry_run`, the status a real call would answer.
     pub status: CancelStatus,
     pub message: String,
+    /// True when nothing was cancelled because the call was a dry run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -54,34 +65,42 @@ pub async fn cancel_appointment(
 ) -> Result<Payload, ToolError> {
     let dealership = ctx.dealership()?;
     let adapter = ctx.adapter(Domain::Service)?;
+    let dealership_id = &dealership.profile.id;
+    let owner = ctx.principal.records_of(Scope::ServiceStaff);
+    if let Owner::Only(principal) = owner {
+        let store = ctx.gateway.store().ok_or_else(ToolError::internal)?;
+        let mine = bookings::booked_by(store, dealership_id, &args.appointment_id, Some(principal))
+            .await
+            .map_err(store_error)?;
+        if !mine {
+            return Err(not_found());
+        }
+    }
+    if args.dry_run {
+        return to_result(&CancelResult {
+            message: "Dry run: you may cancel this appointment; nothing was cancelled.".into(),
+            appointment_id: args.appointment_id,
+            status: CancelStatus::Cancelled,
+            dry_run: true,
+        });
+    }
     let request = CancelRequest {
         appointment_id: &args.appointment_id,
         reason: args.reason.as_deref(),
     };
     match adapter.cancel_appointment(&request).await {
         Ok(()) => {}
-        Err(AdapterError::NotFound) => {
-            return Err(ToolError::new(
-                ErrorCode::ServiceAppointmentNotFound,
-                "The dealership's scheduler has no appointment with that id; nothing was cancelled.",
-            )
-            .with_hint("Check the appointment_id that service.book_appointment answered."));
-        }
+        Err(AdapterError::NotFound) => return Err(not_found()),
         Err(e) => return Err(ctx.upstream_error()(e)),
     }
     // The freed slot is open again: cached availability no longer says so.
-    ctx.gateway
-        .invalidate(&dealership.profile.id, Domain::Service);
-    if let Some(store) = ctx.gateway.store() {
-        bookings::mark_cancelled(
-            store,
-            &dealership.profile.id,
-            &args.appointment_id,
-            Utc::now(),
-        )
-        .await
-        .map_err(store_error)
-        .ok();
+    ctx.gateway.invalidate(dealership_id, Domain::Service);
+    if let Some(store) = ctx.gateway.store()
+        && let Err(e) =
+            bookings::mark_cancelled(store, dealership_id, &args.appointment_id, Utc::now()).await
+    {
+        // The scheduler has cancelled: failing the call now would misreport it.
+        tracing::error!(error = %e, dealership = %dealership_id, "A cancellation was made but could not be recorded.");
     }
     to_result(&CancelResult {
         message: format!(
@@ -90,5 +109,16 @@ pub async fn cancel_appointment(
         ),
         appointment_id: args.appointment_id,
         status: CancelStatus::Cancelled,
+        dry_run: false,
     })
+}
+
+/// One answer for an unknown id, another principal's booking and one not made
+/// through the bridge.
+fn not_found() -> ToolError {
+    ToolError::new(
+        ErrorCode::ServiceAppointmentNotFound,
+        "There is no appointment with that id that you booked through the bridge; nothing was cancelled.",
+    )
+    .with_hint("Check the appointment_id that service.book_appointment answered you.")
 }

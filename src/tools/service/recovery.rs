@@ -15,6 +15,12 @@ use crate::gateway::error::{ErrorCode, ToolError};
 /// Alternatives offered with `service.slot_unavailable`.
 const RECOVERY_SLOTS: usize = 5;
 
+/// Why a start cannot be booked: the scheduler refused it while booking.
+pub(super) const TAKEN: &str = "That time was taken before it could be booked; nothing was booked.";
+/// Why a start cannot be booked: it is not among the open slots (dry runs check).
+pub(super) const NOT_OPEN: &str =
+    "That time is not an open slot in the dealership's scheduler; nothing was booked.";
+
 /// `service.slot_unavailable`, with the next open slots and a call that books the first.
 pub(super) async fn slot_taken(
     ctx: &ToolContext<'_>,
@@ -23,6 +29,7 @@ pub(super) async fn slot_taken(
     vehicle: &VehicleRef,
     codes: &[String],
     start: DateTime<FixedOffset>,
+    why: &'static str,
 ) -> ToolError {
     let tz = ctx.dealership.map_or(chrono_tz::UTC, |d| d.timezone);
     let (from, to) = lookahead(start, tz);
@@ -34,10 +41,7 @@ pub(super) async fn slot_taken(
         RECOVERY_SLOTS,
     )
     .await;
-    let error = ToolError::new(
-        ErrorCode::ServiceSlotUnavailable,
-        "That time was taken before it could be booked; nothing was booked.",
-    );
+    let error = ToolError::new(ErrorCode::ServiceSlotUnavailable, why);
     // Only what names the slot and the vehicle: customer details stay out of errors.
     let mut arguments = json!({ "dealership_id": args.dealership_id, "service_codes": codes });
     let v = args.vehicle();

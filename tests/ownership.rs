@@ -1,0 +1,250 @@
+//! Records reached by id belong to the principal that made them through the
+//! bridge: another agent with the same scopes on the same dealership can
+//! neither see nor change them, and cannot tell them from ids that do not
+//! exist. Dealership staff (`amcp:leads:staff`, `amcp:service:staff`) reach
+//! every record. Also: dry runs answer what a real call would.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use chrono::{Datelike, Duration, Utc, Weekday};
+use common::{Client, call, connect, demo_with, err, ok};
+use serde_json::{Value, json};
+
+/// A staff token for demo-cdk, as a dealership's own tools would hold.
+const STAFF: &str = r#"
+[[tokens]]
+name = "cdk-staff"
+secret = { value = "staff-token-cdk" }
+dealerships = ["demo-cdk"]
+scopes = ["amcp:leads:read", "amcp:leads:staff", "amcp:service:read", "amcp:service:write", "amcp:service:staff"]
+"#;
+
+fn consent(scope: &str) -> Value {
+    json!({
+        "granted_at": (Utc::now() - Duration::minutes(1)).to_rfc3339(),
+        "allowed_channels": ["email"],
+        "scope": [scope],
+        "consent_text": "I agree that Riverside Auto Group may email me about this request."
+    })
+}
+
+/// The next weekday, in the demo's calendar (America/Chicago).
+fn next_weekday() -> String {
+    let mut day = Utc::now()
+        .with_timezone(&chrono_tz::America::Chicago)
+        .date_naive();
+    loop {
+        day += Duration::days(1);
+        if !matches!(day.weekday(), Weekday::Sat | Weekday::Sun) {
+            return day.to_string();
+        }
+    }
+}
+
+/// Open starts at demo-cdk on the next weekday.
+async fn open_starts(client: &Client) -> Vec<String> {
+    let day = next_weekday();
+    let answer = ok(&call(
+        client,
+        "service.check_availability",
+        json!({ "dealership_id": "demo-cdk", "service_codes": ["01LOF"], "vin": "1HGCM82633A004352",
+                "from": day, "to": day }),
+    )
+    .await);
+    answer["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["start"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn booking(start: &str) -> Value {
+    json!({
+        "dealership_id": "demo-cdk", "service_codes": ["01LOF"], "vin": "1HGCM82633A004352",
+        "start": start,
+        "customer": { "first_name": "Dana", "last_name": "Whitfield", "email": "dana@example.com" },
+        "consent": consent("service_appointment")
+    })
+}
+
+fn cancel(id: &str) -> Value {
+    json!({ "dealership_id": "demo-cdk", "appointment_id": id })
+}
+
+/// The error's code and message: what a prober could tell apart.
+fn code_and_message(result: &rmcp::model::CallToolResult) -> (Value, Value) {
+    let e = err(result);
+    (e["code"].clone(), e["message"].clone())
+}
+
+#[tokio::test]
+async fn another_agent_cannot_cancel_a_booking_nor_tell_it_from_an_unknown_id() {
+    let bridge = demo_with(STAFF).await;
+    let group = connect(&bridge.url, Some("demo-token-group")).await;
+    let cdk = connect(&bridge.url, Some("demo-token-cdk")).await;
+    let start = open_starts(&group).await[0].clone();
+    let booked = ok(&call(&group, "service.book_appointment", booking(&start)).await);
+    let id = booked["appointment_id"].as_str().unwrap().to_owned();
+
+    let foreign = code_and_message(&call(&cdk, "service.cancel_appointment", cancel(&id)).await);
+    let unknown =
+        code_and_message(&call(&cdk, "service.cancel_appointment", cancel("XT-999999")).await);
+    assert_eq!(foreign.0, "service.appointment_not_found");
+    assert_eq!(foreign, unknown, "someone else's booking looks unknown");
+    let mut dry = cancel(&id);
+    dry["dry_run"] = json!(true);
+    let foreign_dry =
+        code_and_message(&call(&cdk, "service.cancel_appointment", dry.clone()).await);
+    assert_eq!(foreign_dry, unknown);
+    assert!(
+        !open_starts(&cdk).await.contains(&start),
+        "the booking still holds its slot"
+    );
+
+    // Its owner may: a dry run first (nothing changes), then for real.
+    let checked = ok(&call(&group, "service.cancel_appointment", dry).await);
+    assert_eq!(checked["dry_run"], true);
+    assert!(!open_starts(&group).await.contains(&start));
+    let done = ok(&call(&group, "service.cancel_appointment", cancel(&id)).await);
+    assert_eq!(done["status"], "cancelled");
+    assert!(done.get("dry_run").is_none());
+    assert!(open_starts(&group).await.contains(&start));
+}
+
+#[tokio::test]
+async fn staff_cancel_any_booking_and_agents_none_made_outside_the_bridge() {
+    let bridge = demo_with(STAFF).await;
+    let cdk = connect(&bridge.url, Some("demo-token-cdk")).await;
+    let staff = connect(&bridge.url, Some("staff-token-cdk")).await;
+    let start = open_starts(&cdk).await[0].clone();
+    let booked = ok(&call(&cdk, "service.book_appointment", booking(&start)).await);
+    let id = booked["appointment_id"].as_str().unwrap();
+    // Staff reach the agent's booking …
+    ok(&call(&staff, "service.cancel_appointment", cancel(id)).await);
+    assert!(open_starts(&cdk).await.contains(&start));
+    // An id the bridge never booked: no agent may cancel it (the scheduler is
+    // not asked); staff may (tests/service_booking.rs, where the scheduler knows one).
+    let agent =
+        code_and_message(&call(&cdk, "service.cancel_appointment", cancel("XT-424242")).await);
+    assert_eq!(agent.0, "service.appointment_not_found");
+}
+
+#[tokio::test]
+async fn a_booking_dry_run_refuses_a_taken_slot_and_accepts_an_open_one() {
+    let bridge = demo_with("").await;
+    let client = connect(&bridge.url, Some("demo-token-cdk")).await;
+    let open = open_starts(&client).await;
+    // The demo takes every third half-hour slot: a grid time that is not open is taken.
+    let taken = (0..)
+        .map(|i| {
+            let first = chrono::DateTime::parse_from_rfc3339(&open[0]).unwrap();
+            (first + Duration::minutes(30 * i)).to_rfc3339()
+        })
+        .take(12)
+        .find(|s| {
+            !open.iter().any(|o| {
+                chrono::DateTime::parse_from_rfc3339(o)
+                    .unwrap()
+                    .to_rfc3339()
+                    == *s
+            })
+        })
+        .expect("a taken slot within six hours of the first open one");
+    let mut args = booking(&taken);
+    args["dry_run"] = json!(true);
+    let error = err(&call(&client, "service.book_appointment", args).await);
+    assert_eq!(error["code"], "service.slot_unavailable");
+    assert!(
+        error["recovery"]["slots"]
+            .as_array()
+            .is_some_and(|s| !s.is_empty())
+    );
+
+    let mut args = booking(&open[0]);
+    args["dry_run"] = json!(true);
+    let preview = ok(&call(&client, "service.book_appointment", args).await);
+    assert_eq!(
+        (preview["status"].clone(), preview["dry_run"].clone()),
+        (json!("booked"), json!(true))
+    );
+    assert!(
+        open_starts(&client).await.contains(&open[0]),
+        "a dry run books nothing"
+    );
+}
+
+fn lead(email: &str) -> Value {
+    json!({
+        "dealership_id": "demo-cdk", "source_agent": "ownership-test",
+        "customer": { "first_name": "Dana", "last_name": "Whitfield", "email": email },
+        "consent": consent("lead_submission"),
+        "vehicle_of_interest": { "year": 2021, "make": "Honda", "model": "Civic" }
+    })
+}
+
+fn lead_ids(list: &Value) -> Vec<String> {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["lead_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn an_agent_sees_its_own_leads_and_staff_see_the_whole_book() {
+    let bridge = demo_with(STAFF).await;
+    let group = connect(&bridge.url, Some("demo-token-group")).await;
+    let cdk = connect(&bridge.url, Some("demo-token-cdk")).await;
+    let staff = connect(&bridge.url, Some("staff-token-cdk")).await;
+    let theirs = ok(&call(&group, "leads.create", lead("group@example.com")).await)["lead_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mine = ok(&call(&cdk, "leads.create", lead("cdk@example.com")).await)["lead_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let get = |id: &str| json!({ "dealership_id": "demo-cdk", "lead_id": id });
+    let foreign = code_and_message(&call(&cdk, "leads.get", get(&theirs)).await);
+    let unknown = code_and_message(&call(&cdk, "leads.get", get("ld_0000")).await);
+    assert_eq!(foreign.0, "leads.lead_not_found");
+    assert_eq!(foreign, unknown, "someone else's lead looks unknown");
+    ok(&call(&cdk, "leads.get", get(&mine)).await);
+    ok(&call(&group, "leads.get", get(&theirs)).await);
+
+    let list = json!({ "dealership_id": "demo-cdk" });
+    assert_eq!(
+        lead_ids(&ok(&call(&cdk, "leads.list", list.clone()).await)),
+        vec![mine.clone()]
+    );
+    assert_eq!(
+        lead_ids(&ok(&call(&group, "leads.list", list.clone()).await)),
+        vec![theirs.clone()]
+    );
+    let mut all = lead_ids(&ok(&call(&staff, "leads.list", list).await));
+    all.sort();
+    let mut both = vec![mine, theirs.clone()];
+    both.sort();
+    assert_eq!(all, both);
+    ok(&call(&staff, "leads.get", get(&theirs)).await);
+
+    // The resource mirror of leads.get follows the same rule.
+    let uri = format!("dms://dealerships/demo-cdk/leads/{theirs}");
+    let read = cdk
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(uri.clone()))
+        .await;
+    assert!(
+        read.is_err(),
+        "another agent's lead is not readable as a resource"
+    );
+    assert!(
+        group
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
+            .await
+            .is_ok()
+    );
+}
