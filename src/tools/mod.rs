@@ -21,7 +21,7 @@ use crate::model::Domain;
 
 /// Version of the public tool contract (TOOLSET.md). Bump the major on any
 /// breaking change to names, schemas or error codes.
-pub const TOOLSET_VERSION: &str = "1.4.0";
+pub const TOOLSET_VERSION: &str = "1.5.0";
 
 /// Every tool the bridge can serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
