@@ -7,6 +7,7 @@ use serde_json::json;
 use super::appointment::outcome;
 use super::args::{CreateArgs, PreferredContact, SaleCondition};
 use super::consent::parse_instant;
+use super::text::{clean_line, clean_optional_free_text, clean_optional_line};
 use super::view::{
     AppointmentOutcome, CreateResult, DealerContact, DeliveryState, DeliveryView, LeadStatus,
 };
@@ -38,6 +39,8 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Payloa
     let now = Utc::now();
     // Bound to the payload as the caller sent it, before the bridge adds anything.
     let payload = payload_hash(&args);
+    clean(&mut args);
+    // From here on `args` is what the dealership gets and what is stored.
     let note = enrich_vehicle(dealership, &mut args).await?;
     let lead_id = new_lead_id();
     let appointment = args.appointment.as_ref().map(|req| {
@@ -279,6 +282,48 @@ async fn enrich_vehicle(
         }
         Lookup::NotFound => Ok(None),
     }
+}
+
+/// The lead as it is stored and sent (`text`): single-line fields trimmed
+/// (blank optional ones dropped), free text cleaned.
+fn clean(args: &mut CreateArgs) {
+    let c = &mut args.customer;
+    clean_line(&mut c.first_name);
+    clean_line(&mut c.last_name);
+    clean_optional_line(&mut c.email);
+    if let Some(a) = c.address.as_mut() {
+        for line in [
+            &mut a.address_line_1,
+            &mut a.address_line_2,
+            &mut a.city,
+            &mut a.state,
+            &mut a.zip,
+        ] {
+            clean_optional_line(line);
+        }
+    }
+    if let Some(v) = args.vehicle_of_interest.as_mut() {
+        for field in [
+            &mut v.stock,
+            &mut v.make,
+            &mut v.model,
+            &mut v.trim,
+            &mut v.body,
+            &mut v.transmission,
+        ] {
+            clean_optional_line(field);
+        }
+    }
+    if let Some(t) = args.trade_in.as_mut() {
+        for field in [&mut t.make, &mut t.model, &mut t.trim] {
+            clean_optional_line(field);
+        }
+    }
+    if let Some(a) = args.appointment.as_mut() {
+        clean_optional_free_text(&mut a.notes);
+    }
+    clean_optional_free_text(&mut args.message);
+    clean_line(&mut args.source_agent);
 }
 
 fn fill(slot: &mut Option<String>, value: &Option<String>) {

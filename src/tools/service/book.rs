@@ -19,6 +19,7 @@ use crate::gateway::{Dealership, ToolContext};
 use crate::model::Domain;
 use crate::store::bookings::{self, NewBooking, Prior};
 use crate::tools::leads::appointment::within_hours;
+use crate::tools::leads::text::clean_optional_free_text;
 use crate::tools::to_result;
 
 /// Appointments whose length the scheduler does not say last this long.
@@ -26,11 +27,16 @@ const SLOT_MINUTES: i64 = 30;
 /// Alternatives offered with `proposed`.
 const PROPOSALS: usize = 3;
 
-pub async fn book_appointment(ctx: ToolContext<'_>, args: BookArgs) -> Result<Payload, ToolError> {
+pub async fn book_appointment(
+    ctx: ToolContext<'_>,
+    mut args: BookArgs,
+) -> Result<Payload, ToolError> {
     let dealership = ctx.dealership()?;
     let adapter = ctx.adapter(Domain::Service)?;
     let start = args.start_time().ok_or_else(ToolError::internal)?;
     let payload = payload_hash(&args);
+    // From here on `args` is what the scheduler (or the lead) gets.
+    clean_optional_free_text(&mut args.comment);
     let store = ctx.gateway.store().ok_or_else(ToolError::internal)?;
     let key = args.idempotency_key.as_deref().filter(|_| !args.dry_run);
     let _turn = match key {

@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::vehicle::{ServiceCode, VehicleQuery, VehicleRef, check_vehicle};
 use crate::gateway::{Check, ToolArgs};
-use crate::tools::leads::ConsentGrant;
-use crate::tools::leads::check_contact;
 use crate::tools::leads::consent::{check_channels, check_grant};
+use crate::tools::leads::text::check_line;
+use crate::tools::leads::{ConsentGrant, check_contact};
 
 /// The consent scope of a service booking. AAP v1.x defines only
 /// `lead_submission` (for `lead.submit`); a booking is a different use of the
@@ -181,6 +181,21 @@ impl ToolArgs for BookArgs {
             c.phone.as_deref(),
             check,
         );
+        // Sent to the scheduler, and into an ADF lead when it cannot book.
+        for (at, value) in [
+            ("/make", self.make.as_deref()),
+            ("/model", self.model.as_deref()),
+            (
+                "/consent/source_agent",
+                self.consent
+                    .as_ref()
+                    .and_then(|g| g.source_agent.as_deref()),
+            ),
+        ] {
+            if let Some(value) = value {
+                check_line(check, at, value);
+            }
+        }
         let consent = check_grant(self.consent.as_ref(), BOOKING_SCOPE, now)
             .and_then(|grant| check_channels(grant, c.email.is_some(), c.phone.is_some(), None));
         if let Err(e) = consent {
