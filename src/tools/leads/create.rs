@@ -6,7 +6,8 @@ use serde_json::json;
 
 use super::appointment::outcome;
 use super::args::{CreateArgs, PreferredContact, SaleCondition};
-use super::consent::parse_instant;
+use super::consent::{parse_instant, withhold};
+use super::notice::WithheldContactPoint;
 use super::text::{clean_line, clean_optional_free_text, clean_optional_line};
 use super::view::{
     AppointmentOutcome, CreateResult, DealerContact, DeliveryState, DeliveryView, LeadStatus,
@@ -41,6 +42,8 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Payloa
     let payload = payload_hash(&args);
     clean(&mut args);
     // From here on `args` is what the dealership gets and what is stored.
+    let c = &mut args.customer;
+    let withheld = withhold(args.consent.as_ref(), &mut c.email, &mut c.phone);
     let note = enrich_vehicle(dealership, &mut args).await?;
     let lead_id = new_lead_id();
     let appointment = args.appointment.as_ref().map(|req| {
@@ -71,6 +74,7 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Payloa
         channel,
         args: &args,
         appointment: appointment.clone(),
+        withheld,
     };
     if args.dry_run {
         return to_result(&base.dry_run(lead_id, document));
@@ -126,6 +130,7 @@ struct Answer<'a> {
     channel: &'static str,
     args: &'a CreateArgs,
     appointment: Option<AppointmentOutcome>,
+    withheld: Vec<WithheldContactPoint>,
 }
 
 impl Answer<'_> {
@@ -154,6 +159,7 @@ impl Answer<'_> {
                     .first()
                     .map(|p| p.number.clone()),
             },
+            withheld_contact_points: self.withheld.clone(),
             replayed: false,
             dry_run: false,
             adf_document: None,

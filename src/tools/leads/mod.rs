@@ -7,6 +7,7 @@ mod args;
 pub(crate) mod consent;
 mod create;
 mod list;
+mod notice;
 pub(crate) mod text;
 mod view;
 
@@ -14,6 +15,7 @@ pub use args::*;
 pub use consent::parse_instant;
 pub use create::create;
 pub use list::{GetArgs, ListArgs};
+pub use notice::WithheldContactPoint;
 pub use view::*;
 
 use chrono::Utc;

@@ -18,7 +18,9 @@ use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Dealership, ToolContext};
 use crate::model::Domain;
 use crate::store::bookings::{self, NewBooking, Prior};
+use crate::tools::leads::WithheldContactPoint;
 use crate::tools::leads::appointment::within_hours;
+use crate::tools::leads::consent::withhold;
 use crate::tools::leads::text::clean_optional_free_text;
 use crate::tools::to_result;
 
@@ -37,6 +39,8 @@ pub async fn book_appointment(
     let payload = payload_hash(&args);
     // From here on `args` is what the scheduler (or the lead) gets.
     clean_optional_free_text(&mut args.comment);
+    let c = &mut args.customer;
+    let withheld = withhold(args.consent.as_ref(), &mut c.email, &mut c.phone);
     let store = ctx.gateway.store().ok_or_else(ToolError::internal)?;
     let key = args.idempotency_key.as_deref().filter(|_| !args.dry_run);
     let _turn = match key {
@@ -66,6 +70,7 @@ pub async fn book_appointment(
         dealership,
         start,
         end: start + Duration::minutes(SLOT_MINUTES),
+        withheld,
     };
     let hours = &dealership.profile.hours;
     let length = answer.end - answer.start;
@@ -152,6 +157,7 @@ struct Answer<'a> {
     dealership: &'a Dealership,
     start: DateTime<FixedOffset>,
     end: DateTime<FixedOffset>,
+    withheld: Vec<WithheldContactPoint>,
 }
 
 impl Answer<'_> {
@@ -166,6 +172,7 @@ impl Answer<'_> {
             lead_id: None,
             message,
             booking: None,
+            withheld_contact_points: self.withheld.clone(),
             replayed: false,
             dry_run: false,
         }
