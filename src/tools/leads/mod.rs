@@ -15,7 +15,7 @@ pub use args::*;
 pub use consent::parse_instant;
 pub use create::create;
 pub use list::{GetArgs, ListArgs};
-pub use notice::WithheldContactPoint;
+pub use notice::{Warning, WithheldContactPoint};
 pub use view::*;
 
 use chrono::Utc;
