@@ -789,3 +789,115 @@ fn empty_vehicle_and_empty_vendor_contact_round_trip() {
     let xml = render(&lead);
     assert_eq!(parse(xml.as_bytes()).unwrap(), [lead], "{xml}");
 }
+
+// ------------------------------------------------ generator: any text at all
+
+/// Any character, weighted towards those XML 1.0 cannot carry.
+fn any_char() -> impl proptest::strategy::Strategy<Value = char> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => prop::char::range(' ', '~'),
+        1 => prop::sample::select(vec![
+            '\u{0}', '\u{1}', '\u{8}', '\t', '\n', '\u{b}', '\u{c}', '\r', '\u{1b}', '\u{1f}',
+            '\u{7f}', '\u{85}', '\u{fdd0}', '\u{fffe}', '\u{ffff}', '\u{10ffff}', '&', '<',
+        ]),
+        2 => any::<char>(),
+    ]
+}
+
+fn any_text() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop::collection::vec(any_char(), 0..24).prop_map(String::from_iter)
+}
+
+/// `full_lead()` with every text and attribute value replaced by `texts`.
+fn lead_of(t: &[String]) -> AdfLead {
+    let mut lead = full_lead();
+    let mut next = t.iter().cycle().cloned();
+    let mut text = move || next.next().unwrap_or_default();
+    lead.ids[0] = AdfId {
+        source: Some(text()),
+        value: text(),
+    };
+    for v in &mut lead.vehicles {
+        v.interest = Interest::Other(text());
+        for slot in [
+            &mut v.make,
+            &mut v.model,
+            &mut v.vin,
+            &mut v.stock,
+            &mut v.trim,
+            &mut v.bodystyle,
+            &mut v.transmission,
+            &mut v.condition,
+            &mut v.comments,
+        ] {
+            *slot = Some(text());
+        }
+        v.price = Some(Price {
+            value: text(),
+            kind: Some(text()),
+            currency: Some(text()),
+        });
+    }
+    let c = &mut lead.customer;
+    c.comments = Some(text());
+    c.contact.first_name = Some(text());
+    c.contact.last_name = Some(text());
+    c.contact.full_name = Some(text());
+    c.contact.email = Some(text());
+    for p in &mut c.contact.phones {
+        p.number = text();
+        p.kind = Some(text());
+    }
+    if let Some(a) = &mut c.contact.address {
+        a.street = vec![text(), text()];
+        a.city = Some(text());
+        a.regioncode = Some(text());
+        a.postalcode = Some(text());
+        a.country = Some(text());
+    }
+    lead.vendor.name = text();
+    lead.vendor.url = Some(text());
+    if let Some(p) = &mut lead.provider {
+        p.name = text();
+        p.service = Some(text());
+    }
+    lead
+}
+
+fn is_xml_1_0_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | ' '..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: 200,
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    })]
+
+    /// Whatever the model holds, the document is well-formed XML 1.0: no
+    /// character outside the `Char` production, and a strict parser accepts
+    /// it. Text the writer can carry reads back unchanged (but for the trim).
+    #[test]
+    fn the_writer_never_writes_a_document_that_is_not_xml(texts in proptest::collection::vec(any_text(), 8..40)) {
+        let lead = lead_of(&texts);
+        let xml = render(&lead);
+        if let Some(c) = xml.chars().find(|&c| !is_xml_1_0_char(c)) {
+            proptest::prop_assert!(false, "U+{:04X} written: {}", u32::from(c), xml);
+        }
+        if let Err(e) = roxmltree::Document::parse(&xml) {
+            proptest::prop_assert!(false, "{}: {}", e, xml);
+        }
+        let read = parse(xml.as_bytes()).unwrap().remove(0);
+        let kept = |s: &Option<String>| {
+            s.as_deref()
+                .map(|s| s.chars().filter(|&c| is_xml_1_0_char(c)).collect::<String>())
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+        };
+        proptest::prop_assert_eq!(read.customer.comments, kept(&lead.customer.comments));
+        proptest::prop_assert_eq!(read.vendor.url, kept(&lead.vendor.url));
+    }
+}

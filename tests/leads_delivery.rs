@@ -316,6 +316,8 @@ timeout = "10s"
     args["vehicle_of_interest"] = json!({ "vin": "1HGCM82633A004352" });
     let answer = ok(&call(&client, "leads.create", args).await);
     assert_eq!(answer["status"], "received");
+    // The agent learns that availability could not be checked.
+    assert_eq!(answer["warnings"][0]["code"], "upstream.timeout");
     wait_delivery(
         &client,
         "acme",

@@ -775,3 +775,91 @@ async fn a_scheduler_that_cannot_book_and_no_lead_route_is_unsupported() {
     assert_eq!(error["code"], "capability.unsupported");
     assert_eq!(error["retryable"], false);
 }
+
+/// Books `args` after a dry run of it; both answers withhold the same contact
+/// points. Returns the answer and the body the scheduler received.
+async fn book_after_dry_run(
+    server: &MockServer,
+    client: &common::Client,
+    args: Value,
+) -> (Value, Value) {
+    let mut dry = args.clone();
+    dry["dry_run"] = json!(true);
+    let preview = ok(&book(client, dry).await);
+    let result = ok(&book(client, args).await);
+    assert_eq!(
+        preview["withheld_contact_points"], result["withheld_contact_points"],
+        "a dry run must say what the real call says"
+    );
+    let sent = requests_to(server, BOOKINGS).await;
+    assert_eq!(sent.len(), 1);
+    (result, serde_json::from_slice(&sent[0].body).unwrap())
+}
+
+#[tokio::test]
+async fn a_phone_the_consent_does_not_cover_never_reaches_the_scheduler() {
+    let (server, _bridge, client, days) = harness(Some("booking-ok.json")).await;
+    let mut args = booking(&at(days[0], 9, 30));
+    args["consent"]["allowed_channels"] = json!(["email"]);
+    let (result, body) = book_after_dry_run(&server, &client, args).await;
+    assert_eq!(result["status"], "booked");
+    assert_eq!(
+        result["withheld_contact_points"][0]["field"],
+        "/customer/phone"
+    );
+    assert_eq!(
+        result["withheld_contact_points"].as_array().unwrap().len(),
+        1
+    );
+    assert_no_customer_data(&result["withheld_contact_points"].to_string(), "the answer");
+    assert!(body.get("phoneNumber").is_none(), "{body}");
+    assert_eq!(body["emailAddress"], EMAIL);
+}
+
+#[tokio::test]
+async fn an_email_the_consent_does_not_cover_never_reaches_the_scheduler() {
+    let (server, _bridge, client, days) = harness(Some("booking-ok.json")).await;
+    let mut args = booking(&at(days[0], 9, 30));
+    args["consent"]["allowed_channels"] = json!(["sms"]);
+    let (result, body) = book_after_dry_run(&server, &client, args).await;
+    assert_eq!(
+        result["withheld_contact_points"][0]["field"],
+        "/customer/email"
+    );
+    assert!(body.get("emailAddress").is_none(), "{body}");
+    assert_eq!(body["phoneNumber"], "5125550188");
+}
+
+#[tokio::test]
+async fn a_request_handed_over_as_a_lead_carries_only_consented_contact_points() {
+    let (server, bridge, _dir) = without_booking(true).await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let mut args = booking(&at(weekdays_ahead()[0], 9, 30));
+    args["consent"]["allowed_channels"] = json!(["email"]);
+    let result = ok(&book(&client, args).await);
+    assert_eq!(result["status"], "requested");
+    assert_eq!(
+        result["withheld_contact_points"][0]["field"],
+        "/customer/phone"
+    );
+    let lead_id = result["lead_id"].as_str().unwrap();
+    let stored = bridge
+        .gateway
+        .leads()
+        .unwrap()
+        .get("acme", lead_id, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!stored.request.contains("5125550188"), "{}", stored.request);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let document = loop {
+        if let Some(sent) = requests_to(&server, "/adf/intake").await.pop() {
+            break String::from_utf8(sent.body).unwrap();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no lead delivered");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert!(!document.contains("5125550188"), "{document}");
+    assert!(document.contains(EMAIL), "{document}");
+}

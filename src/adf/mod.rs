@@ -12,4 +12,4 @@ mod write;
 
 pub use model::*;
 pub use read::{AdfParseError, parse};
-pub use write::render;
+pub use write::{is_xml_char, render};

@@ -2,7 +2,14 @@
 //! names, ADF DTD element order, everything escaped (no CDATA: a `]]>` in the
 //! text would end it early), indented so no line comes near the 998-byte
 //! e-mail limit. `extras` are not written.
+//!
+//! Whatever the model holds, the document is well-formed XML 1.0: a character
+//! outside XML 1.0's `Char` production (C0 controls other than tab, line feed
+//! and carriage return; U+FFFE, U+FFFF) cannot be written at all, not even as
+//! a character reference, so it is left out of text and attribute values.
+//! Callers decide before that what to refuse; this is the last line.
 
+use std::borrow::Cow;
 use std::io;
 
 use quick_xml::Writer;
@@ -70,9 +77,9 @@ fn write_id(w: &mut XmlWriter, id: &AdfId, sequence: usize) -> io::Result<()> {
         .create_element("id")
         .with_attribute(("sequence", sequence.as_str()));
     if let Some(source) = &id.source {
-        element = element.with_attribute(("source", source.as_str()));
+        element = element.with_attribute(("source", xml_safe(source).as_ref()));
     }
-    element.write_text_content(BytesText::new(&id.value))?;
+    element.write_text_content(chars(&id.value))?;
     Ok(())
 }
 
@@ -80,7 +87,7 @@ fn write_id(w: &mut XmlWriter, id: &AdfId, sequence: usize) -> io::Result<()> {
 /// odometer, condition, price, comments`.
 fn write_vehicle(w: &mut XmlWriter, vehicle: &AdfVehicle) -> io::Result<()> {
     w.create_element("vehicle")
-        .with_attribute(("interest", interest(&vehicle.interest)))
+        .with_attribute(("interest", xml_safe(interest(&vehicle.interest)).as_ref()))
         .with_attribute(("status", vehicle_status(vehicle.status)))
         .write_inner_content(|w| {
             let year = vehicle.year.map(|year| year.to_string());
@@ -107,18 +114,18 @@ fn write_odometer_and_price(w: &mut XmlWriter, vehicle: &AdfVehicle) -> io::Resu
         };
         w.create_element("odometer")
             .with_attribute(("units", units))
-            .write_text_content(BytesText::new(&odometer.value.to_string()))?;
+            .write_text_content(chars(&odometer.value.to_string()))?;
     }
     optional(w, "condition", vehicle.condition.as_ref())?;
     if let Some(price) = &vehicle.price {
         let mut element = w.create_element("price");
         if let Some(kind) = &price.kind {
-            element = element.with_attribute(("type", kind.as_str()));
+            element = element.with_attribute(("type", xml_safe(kind).as_ref()));
         }
         if let Some(currency) = &price.currency {
-            element = element.with_attribute(("currency", currency.as_str()));
+            element = element.with_attribute(("currency", xml_safe(currency).as_ref()));
         }
-        element.write_text_content(BytesText::new(&price.value))?;
+        element.write_text_content(chars(&price.value))?;
     }
     Ok(())
 }
@@ -181,17 +188,17 @@ fn write_contact(w: &mut XmlWriter, contact: &AdfContact) -> io::Result<()> {
             if contact.email_preferred {
                 element = element.with_attribute(("preferredcontact", "1"));
             }
-            element.write_text_content(BytesText::new(email))?;
+            element.write_text_content(chars(email))?;
         }
         for phone in &contact.phones {
             let mut element = w.create_element("phone");
             if let Some(kind) = &phone.kind {
-                element = element.with_attribute(("type", kind.as_str()));
+                element = element.with_attribute(("type", xml_safe(kind).as_ref()));
             }
             if phone.preferred {
                 element = element.with_attribute(("preferredcontact", "1"));
             }
-            element.write_text_content(BytesText::new(&phone.number))?;
+            element.write_text_content(chars(&phone.number))?;
         }
         write_address(w, contact)
     })?;
@@ -207,7 +214,7 @@ fn write_address(w: &mut XmlWriter, contact: &AdfContact) -> io::Result<()> {
             let line = (index + 1).to_string();
             w.create_element("street")
                 .with_attribute(("line", line.as_str()))
-                .write_text_content(BytesText::new(street))?;
+                .write_text_content(chars(street))?;
         }
         optional(w, "city", address.city.as_ref())?;
         optional(w, "regioncode", address.regioncode.as_ref())?;
@@ -221,7 +228,7 @@ fn name(w: &mut XmlWriter, part: &str, value: Option<&String>) -> io::Result<()>
     if let Some(value) = value {
         w.create_element("name")
             .with_attribute(("part", part))
-            .write_text_content(BytesText::new(value))?;
+            .write_text_content(chars(value))?;
     }
     Ok(())
 }
@@ -233,9 +240,33 @@ fn optional(w: &mut XmlWriter, element: &str, value: Option<&String>) -> io::Res
     }
 }
 
-/// `BytesText::new` escapes `& < > " '`, so no text is ever written raw.
 fn text(w: &mut XmlWriter, element: &str, value: &str) -> io::Result<()> {
-    w.create_element(element)
-        .write_text_content(BytesText::new(value))?;
+    w.create_element(element).write_text_content(chars(value))?;
     Ok(())
+}
+
+/// XML 1.0's `Char` production: the only characters a document may contain.
+#[must_use]
+pub fn is_xml_char(c: char) -> bool {
+    matches!(c,
+        '\u{9}' | '\u{A}' | '\u{D}'
+        | '\u{20}'..='\u{D7FF}'
+        | '\u{E000}'..='\u{FFFD}'
+        | '\u{10000}'..='\u{10FFFF}')
+}
+
+/// `value` without the characters XML 1.0 cannot carry.
+fn xml_safe(value: &str) -> Cow<'_, str> {
+    if value.chars().all(is_xml_char) {
+        Cow::Borrowed(value)
+    } else {
+        Cow::Owned(value.chars().filter(|c| is_xml_char(*c)).collect())
+    }
+}
+
+/// Text content: XML-safe, then escaped (`BytesText::new` escapes
+/// `& < > " '` and writes a carriage return as `&#13;` so it survives
+/// end-of-line normalisation), so no text is ever written raw.
+fn chars(value: &str) -> BytesText<'static> {
+    BytesText::new(&xml_safe(value)).into_owned()
 }

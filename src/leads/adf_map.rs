@@ -1,8 +1,9 @@
 //! A lead as ADF: AAP field → ADF element, per the AAP ADF mapping. The vendor
 //! is the dealership from config, never from the caller; the provider is the
-//! agent that took the lead. What ADF has no element for (appointment, the
-//! channels the customer allowed, preferred contact) goes into the customer's
-//! comments so CRM staff see it.
+//! agent that took the lead. What ADF has no element for (appointment, whether
+//! a phone number may be called or only texted, preferred contact) goes into
+//! the customer's comments so CRM staff see it. The lead arrives here cleaned
+//! and with the contact points the consent does not cover already taken out.
 
 use chrono::{DateTime, Utc};
 
@@ -12,6 +13,7 @@ use crate::adf::{
 };
 use crate::model::DealershipProfile;
 use crate::model::DistanceUnit;
+use crate::tools::leads::consent::phone_and_sms_allowed;
 use crate::tools::leads::{
     AppointmentOutcome, AppointmentType, CreateArgs, MileageArg, PreferredContact, SaleCondition,
     TradeIn, VehicleOfInterest, wear_condition,
@@ -216,11 +218,17 @@ fn comments(args: &CreateArgs, cx: &AdfContext<'_>) -> Option<String> {
             lines.push(format!("Appointment notes: {}", notes.trim()));
         }
     }
-    if let Some(grant) = &args.consent {
+    // Only the contact points the consent covers are in the document (the
+    // others were withheld). A phone number alone cannot say whether the
+    // customer allowed calls, texts or both; staff are told when it is one.
+    if let Some(grant) = &args.consent
+        && args.customer.phone.is_some()
+        && !phone_and_sms_allowed(grant)
+    {
         lines.push(format!(
             "Contact consent: {} only (granted {})",
             grant.allowed_channels.join(", "),
-            grant.granted_at
+            grant.granted_at.trim()
         ));
     }
     if let Some(p) = args.customer.preferred_contact {

@@ -9,6 +9,7 @@ use chrono::{DateTime, Duration, FixedOffset, Utc};
 use serde_json::json;
 
 use super::args::{ConsentGrant, CreateArgs, PreferredContact};
+use super::notice::WithheldContactPoint;
 use crate::gateway::error::{ErrorCode, ToolError};
 
 /// The only scope AAP v1.0 defines for `lead.submit`.
@@ -77,6 +78,43 @@ pub(crate) fn check_channels(
     .with_hint(
         "Ask the customer to allow that channel, or change preferred_contact to one they allowed.",
     ))
+}
+
+/// Takes out the contact points no allowed channel uses, so they are neither
+/// sent nor stored: the e-mail address needs `email`; the phone number needs
+/// `phone` (calls) or `sms` (texts). A dealer system dials or writes to every
+/// contact point it receives, so sending one the customer did not allow would
+/// be using a channel they did not authorise. Without a grant nothing is allowed.
+pub fn withhold(
+    grant: Option<&ConsentGrant>,
+    email: &mut Option<String>,
+    phone: &mut Option<String>,
+) -> Vec<WithheldContactPoint> {
+    let allowed = |c: &str| grant.is_some_and(|g| g.allowed_channels.iter().any(|a| a == c));
+    let mut withheld = Vec::new();
+    if email.is_some() && !allowed("email") {
+        *email = None;
+        withheld.push(WithheldContactPoint {
+            field: "/customer/email".into(),
+            reason: "The consent grant does not allow email, so the e-mail address was not passed on to the dealership. Add `email` to allowed_channels only if the customer agrees to it.".into(),
+        });
+    }
+    if phone.is_some() && !allowed("phone") && !allowed("sms") {
+        *phone = None;
+        withheld.push(WithheldContactPoint {
+            field: "/customer/phone".into(),
+            reason: "The consent grant allows neither `phone` nor `sms`, so the phone number was not passed on to the dealership. Add one of them to allowed_channels only if the customer agrees to it.".into(),
+        });
+    }
+    withheld
+}
+
+/// Whether the grant allows calls and texts alike; when it allows only one,
+/// the phone number alone does not tell the dealership which.
+pub fn phone_and_sms_allowed(grant: &ConsentGrant) -> bool {
+    ["phone", "sms"]
+        .iter()
+        .all(|c| grant.allowed_channels.iter().any(|a| a == c))
 }
 
 /// Reasons the grant itself is invalid, as `{pointer, message}` objects.

@@ -6,7 +6,9 @@ use serde_json::json;
 
 use super::appointment::outcome;
 use super::args::{CreateArgs, PreferredContact, SaleCondition};
-use super::consent::parse_instant;
+use super::consent::{parse_instant, withhold};
+use super::notice::{Warning, WithheldContactPoint};
+use super::text::{clean_line, clean_optional_free_text, clean_optional_line};
 use super::view::{
     AppointmentOutcome, CreateResult, DealerContact, DeliveryState, DeliveryView, LeadStatus,
 };
@@ -38,7 +40,11 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Payloa
     let now = Utc::now();
     // Bound to the payload as the caller sent it, before the bridge adds anything.
     let payload = payload_hash(&args);
-    let note = enrich_vehicle(dealership, &mut args).await?;
+    clean(&mut args);
+    // From here on `args` is what the dealership gets and what is stored.
+    let c = &mut args.customer;
+    let withheld = withhold(args.consent.as_ref(), &mut c.email, &mut c.phone);
+    let (note, warnings) = enrich_vehicle(&ctx, dealership, &mut args).await?;
     let lead_id = new_lead_id();
     let appointment = args.appointment.as_ref().map(|req| {
         let at = req.appointment_at.as_deref().and_then(parse_instant);
@@ -68,6 +74,8 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Payloa
         channel,
         args: &args,
         appointment: appointment.clone(),
+        withheld,
+        warnings,
     };
     if args.dry_run {
         return to_result(&base.dry_run(lead_id, document));
@@ -127,6 +135,8 @@ struct Answer<'a> {
     channel: &'static str,
     args: &'a CreateArgs,
     appointment: Option<AppointmentOutcome>,
+    withheld: Vec<WithheldContactPoint>,
+    warnings: Vec<Warning>,
 }
 
 impl Answer<'_> {
@@ -155,6 +165,8 @@ impl Answer<'_> {
                     .first()
                     .map(|p| p.number.clone()),
             },
+            withheld_contact_points: self.withheld.clone(),
+            warnings: self.warnings.clone(),
             replayed: false,
             dry_run: false,
             adf_document: None,
@@ -215,35 +227,50 @@ impl Answer<'_> {
 /// How long a lead waits for the inventory to fill in vehicle details.
 const ENRICH_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// A note for CRM staff (in the ADF comments) and warnings for the agent.
+type Enriched = (Option<String>, Vec<Warning>);
+
 /// Fills in what the dealership lists for the vehicle the customer named, so
-/// the CRM gets year/make/model. Lead capture must not depend on inventory: if
-/// it cannot be read, the lead goes in as given.
+/// the CRM gets year/make/model, and finds out whether it is still for sale.
+/// Lead capture must not depend on inventory: if it cannot be read, the lead
+/// goes in as given and the agent is told that availability is unknown.
 async fn enrich_vehicle(
+    ctx: &ToolContext<'_>,
     dealership: &Dealership,
     args: &mut CreateArgs,
-) -> Result<Option<String>, ToolError> {
+) -> Result<Enriched, ToolError> {
+    let none = || Ok((None, Vec::new()));
     let Some(v) = args.vehicle_of_interest.as_mut() else {
-        return Ok(None);
+        return none();
     };
     let Some(route) = dealership.routes.get(&Domain::Inventory) else {
-        return Ok(None);
+        return none();
     };
     let vin_text = v.vin.as_deref().map(vin::normalize);
     let unit = match (&v.vehicle_id, &vin_text, &v.stock) {
         (Some(id), _, _) => UnitRef::Id(id),
         (None, Some(x), _) => UnitRef::Vin(x),
         (None, None, Some(s)) => UnitRef::Stock(s),
-        (None, None, None) => return Ok(None),
+        (None, None, None) => return none(),
+    };
+    let unchecked = |code: ErrorCode| {
+        Ok((
+            None,
+            vec![Warning {
+                code: code.as_str().to_owned(),
+                message: "The dealership's inventory could not be read, so whether the vehicle is still available is unknown; the lead went in as given.".into(),
+            }],
+        ))
     };
     let snapshot = match tokio::time::timeout(ENRICH_WITHIN, route.adapter.inventory()).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "Inventory unavailable; the lead goes in without vehicle details.");
-            return Ok(None);
+            return unchecked(ctx.upstream_error()(e).code);
         }
         Err(_) => {
             tracing::warn!("Inventory too slow; the lead goes in without vehicle details.");
-            return Ok(None);
+            return unchecked(ErrorCode::UpstreamTimeout);
         }
     };
     match snapshot.lookup(unit) {
@@ -269,11 +296,17 @@ async fn enrich_vehicle(
             if v.mileage.is_none() {
                 v.mileage = found.mileage.map(super::args::MileageArg::Reading);
             }
-            Ok(None)
+            none()
         }
-        Lookup::Sold => Ok(Some(
-            "Note from dms-bridge: the vehicle asked about is no longer listed as available."
-                .into(),
+        Lookup::Sold => Ok((
+            Some(
+                "Note from dms-bridge: the vehicle asked about is no longer listed as available."
+                    .into(),
+            ),
+            vec![Warning {
+                code: ErrorCode::InventoryVehicleUnavailable.as_str().to_owned(),
+                message: "The vehicle of interest has been sold and is no longer available. The lead was still sent: the dealership can offer similar vehicles (inventory.search finds the ones for sale).".into(),
+            }],
         )),
         Lookup::NotFound if matches!(unit, UnitRef::Id(_)) => {
             Err(ToolError::invalid_arguments(vec![Problem {
@@ -281,8 +314,50 @@ async fn enrich_vehicle(
                 message: "this dealership lists no vehicle with this id".into(),
             }]))
         }
-        Lookup::NotFound => Ok(None),
+        Lookup::NotFound => none(),
     }
+}
+
+/// The lead as it is stored and sent (`text`): single-line fields trimmed
+/// (blank optional ones dropped), free text cleaned.
+fn clean(args: &mut CreateArgs) {
+    let c = &mut args.customer;
+    clean_line(&mut c.first_name);
+    clean_line(&mut c.last_name);
+    clean_optional_line(&mut c.email);
+    if let Some(a) = c.address.as_mut() {
+        for line in [
+            &mut a.address_line_1,
+            &mut a.address_line_2,
+            &mut a.city,
+            &mut a.state,
+            &mut a.zip,
+        ] {
+            clean_optional_line(line);
+        }
+    }
+    if let Some(v) = args.vehicle_of_interest.as_mut() {
+        for field in [
+            &mut v.stock,
+            &mut v.make,
+            &mut v.model,
+            &mut v.trim,
+            &mut v.body,
+            &mut v.transmission,
+        ] {
+            clean_optional_line(field);
+        }
+    }
+    if let Some(t) = args.trade_in.as_mut() {
+        for field in [&mut t.make, &mut t.model, &mut t.trim] {
+            clean_optional_line(field);
+        }
+    }
+    if let Some(a) = args.appointment.as_mut() {
+        clean_optional_free_text(&mut a.notes);
+    }
+    clean_optional_free_text(&mut args.message);
+    clean_line(&mut args.source_agent);
 }
 
 fn fill(slot: &mut Option<String>, value: &Option<String>) {

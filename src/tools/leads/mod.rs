@@ -7,12 +7,15 @@ mod args;
 pub(crate) mod consent;
 mod create;
 mod list;
+mod notice;
+pub(crate) mod text;
 mod view;
 
 pub use args::*;
 pub use consent::parse_instant;
 pub use create::create;
 pub use list::{GetArgs, ListArgs};
+pub use notice::{Warning, WithheldContactPoint};
 pub use view::*;
 
 use chrono::Utc;
@@ -37,18 +40,35 @@ impl ToolArgs for CreateArgs {
     fn validate(&self, check: &mut Check<'_>) {
         let now = Utc::now();
         check_customer(&self.customer, check);
-        if let Some(v) = self
-            .vehicle_of_interest
-            .as_ref()
-            .and_then(|v| v.vin.as_ref())
-        {
-            check.vin("/vehicle_of_interest/vin", v);
+        text::check_required_line(check, "/source_agent", &self.source_agent);
+        if let Some(v) = &self.vehicle_of_interest {
+            if let Some(vin) = &v.vin {
+                check.vin("/vehicle_of_interest/vin", vin);
+            }
+            check_lines(
+                check,
+                "/vehicle_of_interest",
+                [
+                    ("stock", &v.stock),
+                    ("make", &v.make),
+                    ("model", &v.model),
+                    ("trim", &v.trim),
+                    ("body", &v.body),
+                    ("transmission", &v.transmission),
+                ],
+            );
         }
         if let Some(t) = &self.trade_in {
             if let Some(v) = &t.vin {
                 check.vin("/trade_in/vin", v);
             }
-            if t.vin.is_none() && (t.make.is_none() || t.model.is_none()) {
+            check_lines(
+                check,
+                "/trade_in",
+                [("make", &t.make), ("model", &t.model), ("trim", &t.trim)],
+            );
+            let blank = |s: &Option<String>| s.as_deref().is_none_or(|s| s.trim().is_empty());
+            if t.vin.is_none() && (blank(&t.make) || blank(&t.model)) {
                 check.problems.push(
                     "/trade_in",
                     "give the trade-in's VIN, or at least its make and model",
@@ -75,6 +95,19 @@ impl ToolArgs for CreateArgs {
     }
 }
 
+/// Each optional single-line field under `parent` (see `text`).
+fn check_lines<const N: usize>(
+    check: &mut Check<'_>,
+    parent: &str,
+    fields: [(&str, &Option<String>); N],
+) {
+    for (name, value) in fields {
+        if let Some(value) = value {
+            text::check_line(check, &format!("{parent}/{name}"), value);
+        }
+    }
+}
+
 fn check_customer(c: &Customer, check: &mut Check<'_>) {
     check_contact(
         [&c.first_name, &c.last_name],
@@ -82,6 +115,19 @@ fn check_customer(c: &Customer, check: &mut Check<'_>) {
         c.phone.as_deref(),
         check,
     );
+    if let Some(a) = &c.address {
+        check_lines(
+            check,
+            "/customer/address",
+            [
+                ("address_line_1", &a.address_line_1),
+                ("address_line_2", &a.address_line_2),
+                ("city", &a.city),
+                ("state", &a.state),
+                ("zip", &a.zip),
+            ],
+        );
+    }
     let missing = match c.preferred_contact {
         Some(PreferredContact::Email) if c.email.is_none() => Some("email"),
         Some(PreferredContact::Phone | PreferredContact::Sms) if c.phone.is_none() => Some("phone"),
@@ -95,8 +141,9 @@ fn check_customer(c: &Customer, check: &mut Check<'_>) {
     }
 }
 
-/// The customer's names are not blank, and an e-mail (well formed) and/or a
-/// phone is given (AAP: at least one); problems point into `/customer`.
+/// The customer's names are not blank and plain text on one line, and an
+/// e-mail (well formed) and/or a phone is given (AAP: at least one); problems
+/// point into `/customer`.
 pub(crate) fn check_contact(
     [first_name, last_name]: [&str; 2],
     email: Option<&str>,
@@ -107,9 +154,10 @@ pub(crate) fn check_contact(
         ("/customer/first_name", first_name),
         ("/customer/last_name", last_name),
     ] {
-        if name.trim().is_empty() {
-            check.problems.push(at, "must not be blank");
-        }
+        text::check_required_line(check, at, name);
+    }
+    if let Some(email) = email {
+        text::check_line(check, "/customer/email", email);
     }
     if email.is_none() && phone.is_none() {
         check.problems.push(

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::args::{AppointmentType, PreferredContact, SaleCondition, WearCondition};
+use super::notice::{Warning, WithheldContactPoint};
 
 /// `leads.create` result.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -19,6 +20,14 @@ pub struct CreateResult {
     pub appointment: Option<AppointmentOutcome>,
     pub delivery: DeliveryView,
     pub dealer: DealerContact,
+    /// Contact points given in `customer` that no channel in the consent grant
+    /// uses: neither sent to the dealership nor stored. Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld_contact_points: Vec<WithheldContactPoint>,
+    /// What the agent should tell the customer about the accepted lead (e.g.
+    /// `inventory.vehicle_unavailable`: the vehicle has been sold). Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
     /// True when this answer replays an earlier call with the same `idempotency_key`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replayed: bool,

@@ -18,7 +18,10 @@ use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Dealership, ToolContext};
 use crate::model::Domain;
 use crate::store::bookings::{self, NewBooking, Prior};
+use crate::tools::leads::WithheldContactPoint;
 use crate::tools::leads::appointment::within_hours;
+use crate::tools::leads::consent::withhold;
+use crate::tools::leads::text::clean_optional_free_text;
 use crate::tools::to_result;
 
 /// Appointments whose length the scheduler does not say last this long.
@@ -26,11 +29,18 @@ const SLOT_MINUTES: i64 = 30;
 /// Alternatives offered with `proposed`.
 const PROPOSALS: usize = 3;
 
-pub async fn book_appointment(ctx: ToolContext<'_>, args: BookArgs) -> Result<Payload, ToolError> {
+pub async fn book_appointment(
+    ctx: ToolContext<'_>,
+    mut args: BookArgs,
+) -> Result<Payload, ToolError> {
     let dealership = ctx.dealership()?;
     let adapter = ctx.adapter(Domain::Service)?;
     let start = args.start_time().ok_or_else(ToolError::internal)?;
     let payload = payload_hash(&args);
+    // From here on `args` is what the scheduler (or the lead) gets.
+    clean_optional_free_text(&mut args.comment);
+    let c = &mut args.customer;
+    let withheld = withhold(args.consent.as_ref(), &mut c.email, &mut c.phone);
     let store = ctx.gateway.store().ok_or_else(ToolError::internal)?;
     let key = args.idempotency_key.as_deref().filter(|_| !args.dry_run);
     let _turn = match key {
@@ -60,6 +70,7 @@ pub async fn book_appointment(ctx: ToolContext<'_>, args: BookArgs) -> Result<Pa
         dealership,
         start,
         end: start + Duration::minutes(SLOT_MINUTES),
+        withheld,
     };
     let hours = &dealership.profile.hours;
     let length = answer.end - answer.start;
@@ -154,6 +165,7 @@ struct Answer<'a> {
     dealership: &'a Dealership,
     start: DateTime<FixedOffset>,
     end: DateTime<FixedOffset>,
+    withheld: Vec<WithheldContactPoint>,
 }
 
 impl Answer<'_> {
@@ -168,6 +180,7 @@ impl Answer<'_> {
             lead_id: None,
             message,
             booking: None,
+            withheld_contact_points: self.withheld.clone(),
             replayed: false,
             dry_run: false,
         }

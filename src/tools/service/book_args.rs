@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::vehicle::{ServiceCode, VehicleQuery, VehicleRef, check_vehicle};
 use crate::gateway::{Check, ToolArgs};
-use crate::tools::leads::ConsentGrant;
-use crate::tools::leads::check_contact;
 use crate::tools::leads::consent::{check_channels, check_grant};
+use crate::tools::leads::text::check_line;
+use crate::tools::leads::{ConsentGrant, WithheldContactPoint, check_contact};
 
 /// The consent scope of a service booking. AAP v1.x defines only
 /// `lead_submission` (for `lead.submit`); a booking is a different use of the
@@ -100,6 +100,10 @@ pub struct BookResult {
     /// With `dry_run`: what would be booked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub booking: Option<BookingPreview>,
+    /// Contact points given in `customer` that no channel in the consent grant
+    /// uses: not sent to the scheduler (nor to the dealership as a lead). Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld_contact_points: Vec<WithheldContactPoint>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replayed: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -181,6 +185,21 @@ impl ToolArgs for BookArgs {
             c.phone.as_deref(),
             check,
         );
+        // Sent to the scheduler, and into an ADF lead when it cannot book.
+        for (at, value) in [
+            ("/make", self.make.as_deref()),
+            ("/model", self.model.as_deref()),
+            (
+                "/consent/source_agent",
+                self.consent
+                    .as_ref()
+                    .and_then(|g| g.source_agent.as_deref()),
+            ),
+        ] {
+            if let Some(value) = value {
+                check_line(check, at, value);
+            }
+        }
         let consent = check_grant(self.consent.as_ref(), BOOKING_SCOPE, now)
             .and_then(|grant| check_channels(grant, c.email.is_some(), c.phone.is_some(), None));
         if let Err(e) = consent {

@@ -113,6 +113,7 @@ fn lead_args(args: &BookArgs, vehicle: &VehicleRef, codes: &[String]) -> CreateA
             .consent
             .as_ref()
             .and_then(|g| g.source_agent.clone())
+            .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| SOURCE.to_owned()),
         submitted_at: None,
         idempotency_key: args.idempotency_key.clone(),
