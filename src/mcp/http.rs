@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::McpServer;
 use crate::adapters::UpstreamAdapter;
+use crate::config::ServerConfig;
 use crate::gateway::Gateway;
 use crate::gateway::auth::Principal;
 use crate::gateway::trace::TraceContext;
@@ -31,6 +32,17 @@ pub struct HttpSettings {
     pub allowed_hosts: Vec<String>,
     pub allowed_origins: Vec<String>,
     pub max_request_bytes: usize,
+}
+
+impl HttpSettings {
+    pub fn from_config(server: &ServerConfig) -> Self {
+        Self {
+            path: server.path.clone(),
+            allowed_hosts: server.allowed_hosts.clone(),
+            allowed_origins: server.allowed_origins.clone(),
+            max_request_bytes: server.max_request_bytes,
+        }
+    }
 }
 
 /// The caller as the HTTP layer resolved it, handed to the MCP handler.

@@ -4,6 +4,7 @@
 pub mod http;
 mod progress;
 mod resources;
+pub mod serve;
 mod splice;
 pub mod stdio;
 
