@@ -1,6 +1,8 @@
 //! The HTTP server's timeouts, over real sockets against the production accept
-//! loop: a head that trickles in is cut by `header_read_timeout`, and a
-//! kept-alive connection left idle is closed after `idle_timeout`. Short timeouts keep the tests to seconds; the bounds
+//! loop: a head that trickles in is cut by `header_read_timeout`, a body that
+//! does not arrive gets 408 by `body_read_timeout` (and a declared 10 GiB body
+//! is refused at once), and a kept-alive connection left idle is closed after
+//! `idle_timeout`. Short timeouts keep the tests to seconds; the bounds
 //! asserted are generous, they only say "closed", not "how fast".
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -13,6 +15,7 @@ use tokio::io::AsyncWriteExt;
 
 const SERVER: &str = r#"
 header_read_timeout = "1s"
+body_read_timeout = "1s"
 idle_timeout = "1s"
 "#;
 
@@ -58,6 +61,59 @@ async fn a_connection_that_sends_nothing_is_closed() {
             .await
             .is_some(),
         "a silent connection was kept open"
+    );
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_arrive_gets_408_and_the_connection_closes() {
+    let bridge = bridge().await;
+    let mut stream = raw::connect(bridge.addr).await;
+    // 1,000 bytes declared, 100 sent.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nAuthorization: Bearer acme-token\r\n\
+         Content-Length: 1000\r\n\r\n",
+        bridge.addr
+    );
+    send(&mut stream, head.as_bytes()).await;
+    send(&mut stream, &[b' '; 100]).await;
+    let response = read_response(&mut stream, Duration::from_secs(6))
+        .await
+        .expect("an answer");
+    assert_eq!(response.status, 408, "{response:?}");
+    assert!(response.says_close(), "{response:?}");
+    assert!(
+        closed_within(&mut stream, Duration::from_secs(5))
+            .await
+            .is_some(),
+        "the connection stayed open after 408"
+    );
+}
+
+#[tokio::test]
+async fn a_ten_gib_body_with_a_hundred_bytes_is_answered_and_closed() {
+    let bridge = bridge().await;
+    let mut stream = raw::connect(bridge.addr).await;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nAuthorization: Bearer acme-token\r\n\
+         Content-Length: {}\r\n\r\n",
+        bridge.addr,
+        10u64 << 30
+    );
+    send(&mut stream, head.as_bytes()).await;
+    send(&mut stream, &[b'{'; 100]).await;
+    let response = read_response(&mut stream, Duration::from_secs(6))
+        .await
+        .expect("an answer");
+    assert_eq!(response.status, 413, "{response:?}");
+    assert!(response.says_close(), "{response:?}");
+    assert_eq!(response.json()["error"]["code"], -32600);
+    assert!(
+        closed_within(&mut stream, Duration::from_secs(5))
+            .await
+            .is_some(),
+        "the connection stayed open after 413"
     );
 }
 

@@ -19,6 +19,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::McpServer;
+use super::front::{self, McpFront};
 use crate::adapters::UpstreamAdapter;
 use crate::config::ServerConfig;
 use crate::gateway::Gateway;
@@ -32,6 +33,8 @@ pub struct HttpSettings {
     pub allowed_hosts: Vec<String>,
     pub allowed_origins: Vec<String>,
     pub max_request_bytes: usize,
+    /// Time a request body has to arrive in full.
+    pub body_read_timeout: Duration,
 }
 
 impl HttpSettings {
@@ -41,6 +44,7 @@ impl HttpSettings {
             allowed_hosts: server.allowed_hosts.clone(),
             allowed_origins: server.allowed_origins.clone(),
             max_request_bytes: server.max_request_bytes,
+            body_read_timeout: server.body_read_timeout,
         }
     }
 }
@@ -79,12 +83,27 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         let mcp = mcp.clone();
         async move { Ok::<_, Infallible>(mcp.handle(request).await) }
     });
+    let front = Arc::new(McpFront::new(
+        &settings.allowed_hosts,
+        &settings.allowed_origins,
+        settings.max_request_bytes,
+        settings.body_read_timeout,
+    ));
+    // The last layer added runs first: host and origin, then the caller, then the body.
     let mcp = Router::new()
         .nest_service(&settings.path, mcp)
         .layer(middleware::from_fn(super::splice::splice_answers))
         .layer(middleware::from_fn_with_state(
+            front.clone(),
+            front::read_jsonrpc,
+        ))
+        .layer(middleware::from_fn_with_state(
             gateway.clone(),
             authenticate,
+        ))
+        .layer(middleware::from_fn_with_state(
+            front,
+            front::check_host_and_origin,
         ));
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
@@ -92,6 +111,7 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         .route("/metrics", get(metrics))
         .with_state(gateway)
         .merge(mcp)
+        .layer(middleware::from_fn(front::http_rules))
 }
 
 /// Resolves the caller from `Authorization: Bearer …`. No header: the anonymous
