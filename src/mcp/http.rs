@@ -19,9 +19,10 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::McpServer;
+use super::forwarded::ClientAddress;
 use super::front::{self, McpFront};
 use crate::adapters::UpstreamAdapter;
-use crate::config::ServerConfig;
+use crate::config::{ForwardedHeader, ServerConfig};
 use crate::gateway::Gateway;
 use crate::gateway::auth::Principal;
 use crate::gateway::trace::TraceContext;
@@ -35,6 +36,9 @@ pub struct HttpSettings {
     pub max_request_bytes: usize,
     /// Time a request body has to arrive in full.
     pub body_read_timeout: Duration,
+    /// Proxies whose forwarded header names the client (IPs and CIDR blocks).
+    pub trusted_proxies: Vec<String>,
+    pub forwarded_header: ForwardedHeader,
 }
 
 impl HttpSettings {
@@ -45,6 +49,8 @@ impl HttpSettings {
             allowed_origins: server.allowed_origins.clone(),
             max_request_bytes: server.max_request_bytes,
             body_read_timeout: server.body_read_timeout,
+            trusted_proxies: server.trusted_proxies.clone(),
+            forwarded_header: server.forwarded_header,
         }
     }
 }
@@ -89,6 +95,13 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         settings.max_request_bytes,
         settings.body_read_timeout,
     ));
+    let auth = AuthState {
+        gateway: gateway.clone(),
+        client_address: Arc::new(ClientAddress::new(
+            &settings.trusted_proxies,
+            settings.forwarded_header,
+        )),
+    };
     // The last layer added runs first: host and origin, then the caller, then the body.
     let mcp = Router::new()
         .nest_service(&settings.path, mcp)
@@ -97,10 +110,7 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
             front.clone(),
             front::read_jsonrpc,
         ))
-        .layer(middleware::from_fn_with_state(
-            gateway.clone(),
-            authenticate,
-        ))
+        .layer(middleware::from_fn_with_state(auth, authenticate))
         .layer(middleware::from_fn_with_state(
             front,
             front::check_host_and_origin,
@@ -114,10 +124,19 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         .layer(middleware::from_fn(front::http_rules))
 }
 
+#[derive(Clone)]
+struct AuthState {
+    gateway: Gateway,
+    client_address: Arc<ClientAddress>,
+}
+
 /// Resolves the caller from `Authorization: Bearer …`. No header: the anonymous
 /// caller if any dealership allows one, else 401. A wrong token: always 401.
 async fn authenticate(
-    State(gateway): State<Gateway>,
+    State(AuthState {
+        gateway,
+        client_address,
+    }): State<AuthState>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -141,7 +160,7 @@ async fn authenticate(
     let client_ip = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip());
+        .map(|c| client_address.resolve(c.0.ip(), request.headers()));
     let trace = request
         .headers()
         .get("traceparent")

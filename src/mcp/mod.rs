@@ -1,6 +1,7 @@
 //! The MCP face of the gateway: an rmcp `ServerHandler` written by hand, because
 //! the tools a caller sees depend on its token, and two transports.
 
+mod forwarded;
 mod front;
 pub mod http;
 mod progress;
