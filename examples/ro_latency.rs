@@ -26,6 +26,7 @@ use axum::middleware::{self, Next};
 use dms_bridge::config::from_toml_str;
 use dms_bridge::demo::mock_cdk;
 use dms_bridge::mcp::http::{HttpSettings, router};
+use dms_bridge::mcp::serve::{self, ServeSettings};
 use dms_bridge::runtime;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -94,22 +95,13 @@ async fn bridge(toml: &str) -> String {
     config.store.url = "sqlite::memory:".into();
     let runtime = runtime::build(&config, std::path::Path::new(".")).unwrap();
     let started = runtime.start(&CancellationToken::new()).await.unwrap();
-    let settings = HttpSettings {
-        path: config.server.path.clone(),
-        allowed_hosts: config.server.allowed_hosts.clone(),
-        allowed_origins: config.server.allowed_origins.clone(),
-        max_request_bytes: config.server.max_request_bytes,
-    };
+    let settings = HttpSettings::from_config(&config.server);
     let app = router(started.gateway.clone(), &settings, CancellationToken::new());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let serve_settings = ServeSettings::from_config(&config.server);
     tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-        )
-        .await
-        .unwrap()
+        serve::serve(listener, app, &serve_settings, std::future::pending()).await
     });
     format!("http://{addr}{}", config.server.path)
 }

@@ -13,6 +13,7 @@ use crate::config::{self, Config};
 use crate::gateway::Gateway;
 use crate::gateway::auth::Principal;
 use crate::mcp::http::{HttpSettings, router};
+use crate::mcp::serve::ServeSettings;
 use crate::{demo, mcp, runtime};
 
 /// Environment variable holding the caller's token in stdio mode.
@@ -243,12 +244,10 @@ pub async fn serve(
         return result;
     }
     let listen: SocketAddr = cfg.server.listen.parse().context("server.listen")?;
-    let settings = HttpSettings {
-        path: cfg.server.path.clone(),
-        allowed_hosts: cfg.server.allowed_hosts.clone(),
-        allowed_origins: cfg.server.allowed_origins.clone(),
-        max_request_bytes: cfg.server.max_request_bytes,
-    };
+    // Each connection is a descriptor: take all the process may have, and the
+    // accept loop fits its connection cap under it.
+    let fd_limit = mcp::serve::raise_fd_limit();
+    let settings = HttpSettings::from_config(&cfg.server);
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("binding {listen}"))?;
@@ -256,17 +255,24 @@ pub async fn serve(
     let app = router(gateway, &settings, mcp_cancel.clone());
     match banner {
         Some(b) => println!("{b}"),
-        None => tracing::info!(%listen, path = %settings.path, "Serving MCP over Streamable HTTP."),
+        None => tracing::info!(
+            %listen,
+            path = %settings.path,
+            max_connections = cfg.server.max_connections,
+            fd_limit,
+            "Serving MCP over Streamable HTTP."
+        ),
     }
-    axum::serve(
+    mcp::serve::serve(
         listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
+        app,
+        &ServeSettings::from_config(&cfg.server),
+        async move {
+            shutdown_signal().await;
+            tracing::info!("Shutting down: finishing calls in flight.");
+        },
     )
-    .with_graceful_shutdown(async move {
-        shutdown_signal().await;
-        tracing::info!("Shutting down: finishing calls in flight.");
-    })
-    .await?;
+    .await;
     mcp_cancel.cancel();
     background.cancel();
     started.finish().await;

@@ -758,3 +758,61 @@ vars = {{ subscription_id = "sub" }}
         &[("upstreams.cdk.client_id", "SOME_UNSET_VAR_XYZ")],
     );
 }
+
+#[test]
+fn http_server_settings_are_checked_with_their_paths() {
+    // Semantic: zero timeouts, no connections, unreadable proxies.
+    let toml = format!(
+        r#"
+[server]
+header_read_timeout = "0s"
+body_read_timeout = "0s"
+idle_timeout = "0s"
+overflow_grace = "0s"
+max_connections = 0
+trusted_proxies = ["10.0.0.0/8", "10.0.0.0/33", "proxy.example", "2001:db8::/32"]
+{}"#,
+        valid_config()
+    );
+    let semantic = errors(&toml);
+    assert_eq!(
+        paths(&semantic),
+        [
+            "server.header_read_timeout",
+            "server.body_read_timeout",
+            "server.idle_timeout",
+            "server.overflow_grace",
+            "server.max_connections",
+            "server.trusted_proxies[1]",
+            "server.trusted_proxies[2]",
+        ],
+        "{semantic:#?}"
+    );
+    // Structural: a duration that is not one, an unknown forwarded header.
+    let toml = format!(
+        "[server]\nidle_timeout = 5\nforwarded_header = \"x-real-ip\"\n{}",
+        valid_config()
+    );
+    let structural = errors(&toml);
+    assert_eq!(
+        paths(&structural),
+        ["server.forwarded_header", "server.idle_timeout"],
+        "{structural:#?}"
+    );
+    // Every setting, as the README shows them, is accepted.
+    let toml = format!(
+        r#"
+[server]
+header_read_timeout = "10s"
+body_read_timeout = "30s"
+idle_timeout = "60s"
+max_connections = 1024
+overflow_connections = 32
+overflow_grace = "1s"
+trusted_proxies = ["10.0.0.0/8", "192.0.2.7", "2001:db8::/32"]
+forwarded_header = "forwarded"
+{}"#,
+        valid_config()
+    );
+    from_toml_str(&toml).unwrap_or_else(|e| panic!("{e}"));
+}

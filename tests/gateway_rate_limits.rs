@@ -496,3 +496,58 @@ scopes = ["amcp:inventory:read"]
         "refused calls never reach the upstream"
     );
 }
+
+/// `dealership.list`, anonymously, as a proxy forwarding for `forwarded_for`
+/// would send it; the error code, or `None` on success.
+async fn anonymous_list(bridge: &Bridge, forwarded_for: Option<&str>) -> Option<String> {
+    let mut request = reqwest::Client::new()
+        .post(&bridge.url)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "dealership.list", "arguments": {} } }));
+    if let Some(client) = forwarded_for {
+        request = request.header("X-Forwarded-For", client);
+    }
+    let answer: serde_json::Value = request.send().await.unwrap().json().await.unwrap();
+    let result = &answer["result"];
+    assert!(result.is_object(), "{answer}");
+    (result["isError"] == true).then(|| {
+        result["structuredContent"]["error"]["code"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    })
+}
+
+#[tokio::test]
+async fn anonymous_callers_behind_a_trusted_proxy_get_their_own_quotas() {
+    let tail = "[rate_limits]\nanonymous = { requests = 1, per = \"1h\", burst = 1 }\n";
+    // This test's requests come from 127.0.0.1: the proxy.
+    let behind = with_config(&small_config(r#"trusted_proxies = ["127.0.0.0/8"]"#, tail)).await;
+    assert_eq!(anonymous_list(&behind, Some("203.0.113.1")).await, None);
+    assert_eq!(
+        anonymous_list(&behind, Some("203.0.113.1"))
+            .await
+            .as_deref(),
+        Some("rate_limited")
+    );
+    assert_eq!(anonymous_list(&behind, Some("203.0.113.2")).await, None);
+    // The client may write what it likes left of the proxy's entry: ignored.
+    assert_eq!(
+        anonymous_list(&behind, Some("198.51.100.9, 203.0.113.1"))
+            .await
+            .as_deref(),
+        Some("rate_limited")
+    );
+    // No header: the proxy's own address is the client.
+    assert_eq!(anonymous_list(&behind, None).await, None);
+
+    // From a peer that is not a trusted proxy the header is ignored: one quota.
+    let direct = with_config(&small_config("", tail)).await;
+    assert_eq!(anonymous_list(&direct, Some("203.0.113.1")).await, None);
+    assert_eq!(
+        anonymous_list(&direct, Some("203.0.113.2"))
+            .await
+            .as_deref(),
+        Some("rate_limited")
+    );
+}

@@ -6,6 +6,7 @@
 //! these types, semantic ones (unknown time zone, dangling references) from
 //! `validate`.
 
+mod cidr;
 mod gateway;
 mod leads;
 mod load;
@@ -19,6 +20,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub use cidr::{Cidr, canonical as canonical_ip};
 pub use gateway::{
     BreakerConfig, CacheConfig, Rate, RateLimitsConfig, ResilienceConfig, RetryConfig, StoreConfig,
     ToolClass,
@@ -58,7 +60,7 @@ pub struct Config {
     pub tokens: Vec<TokenConfig>,
 }
 
-/// The MCP endpoint.
+/// The MCP endpoint and the HTTP server in front of it.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerConfig {
@@ -76,6 +78,47 @@ pub struct ServerConfig {
     /// Key that signs pagination cursors. Without it a random key is made at start,
     /// and cursors do not survive a restart or move between replicas.
     pub cursor_secret: Option<SecretSource>,
+    /// Time a new connection has to send its first request head, and a kept-alive
+    /// connection to finish a head once its first byte arrived. Then it is closed.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub header_read_timeout: Duration,
+    /// Time a request body has to arrive in full once its head is read; a late
+    /// body gets 408 and the connection is closed.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub body_read_timeout: Duration,
+    /// A kept-alive connection with no request in flight is closed after this.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub idle_timeout: Duration,
+    /// Connections served at once. Lowered at start, with a warning, to fit the
+    /// process's open-file limit.
+    pub max_connections: usize,
+    /// Connections over `max_connections` that still get `overflow_grace` to send a
+    /// request head: `GET /healthz` and `/readyz` are answered, anything else gets
+    /// 503 with `Retry-After`. Past this many, a connection is closed at once.
+    pub overflow_connections: usize,
+    /// Time an over-cap connection has to send its request head.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub overflow_grace: Duration,
+    /// Proxies (IP addresses or CIDR blocks) whose `forwarded_header` names the
+    /// client, for anonymous quotas. Empty: the header is never read.
+    pub trusted_proxies: Vec<String>,
+    /// Which header a trusted proxy names the client in.
+    pub forwarded_header: ForwardedHeader,
+}
+
+/// The header a trusted proxy adds the client's address to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum ForwardedHeader {
+    /// `X-Forwarded-For: client, proxy1, …`
+    #[serde(rename = "x-forwarded-for")]
+    XForwardedFor,
+    /// RFC 7239 `Forwarded: for=client, for=proxy1, …`
+    #[serde(rename = "forwarded")]
+    Forwarded,
 }
 
 impl Default for ServerConfig {
@@ -91,6 +134,14 @@ impl Default for ServerConfig {
             ],
             max_request_bytes: 1024 * 1024,
             cursor_secret: None,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+            overflow_connections: 32,
+            overflow_grace: Duration::from_secs(1),
+            trusted_proxies: Vec::new(),
+            forwarded_header: ForwardedHeader::XForwardedFor,
         }
     }
 }

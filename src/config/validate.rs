@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
-use super::{Config, ConfigError, DealershipConfig, TokenConfig, UpstreamConfig};
+use super::{Cidr, Config, ConfigError, DealershipConfig, TokenConfig, UpstreamConfig};
 use crate::adapters::catalog;
 use crate::gateway::auth::Scope;
 use crate::model::Domain;
@@ -65,6 +65,30 @@ impl Config {
                 "server.max_request_bytes",
                 "must be at least 1024",
             ));
+        }
+        for (key, value) in [
+            ("header_read_timeout", s.header_read_timeout),
+            ("body_read_timeout", s.body_read_timeout),
+            ("idle_timeout", s.idle_timeout),
+            ("overflow_grace", s.overflow_grace),
+        ] {
+            if value.is_zero() {
+                errors.push(ConfigError::new(
+                    format!("server.{key}"),
+                    "must be longer than 0s",
+                ));
+            }
+        }
+        if s.max_connections == 0 {
+            errors.push(ConfigError::new(
+                "server.max_connections",
+                "must be at least 1",
+            ));
+        }
+        for (i, entry) in s.trusted_proxies.iter().enumerate() {
+            if let Err(e) = entry.parse::<Cidr>() {
+                errors.push(ConfigError::new(format!("server.trusted_proxies[{i}]"), e));
+            }
         }
         let l = &self.limits;
         if l.max_limit == 0 || l.max_limit > 1000 {

@@ -19,7 +19,10 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::McpServer;
+use super::forwarded::ClientAddress;
+use super::front::{self, McpFront};
 use crate::adapters::UpstreamAdapter;
+use crate::config::{ForwardedHeader, ServerConfig};
 use crate::gateway::Gateway;
 use crate::gateway::auth::Principal;
 use crate::gateway::trace::TraceContext;
@@ -31,6 +34,25 @@ pub struct HttpSettings {
     pub allowed_hosts: Vec<String>,
     pub allowed_origins: Vec<String>,
     pub max_request_bytes: usize,
+    /// Time a request body has to arrive in full.
+    pub body_read_timeout: Duration,
+    /// Proxies whose forwarded header names the client (IPs and CIDR blocks).
+    pub trusted_proxies: Vec<String>,
+    pub forwarded_header: ForwardedHeader,
+}
+
+impl HttpSettings {
+    pub fn from_config(server: &ServerConfig) -> Self {
+        Self {
+            path: server.path.clone(),
+            allowed_hosts: server.allowed_hosts.clone(),
+            allowed_origins: server.allowed_origins.clone(),
+            max_request_bytes: server.max_request_bytes,
+            body_read_timeout: server.body_read_timeout,
+            trusted_proxies: server.trusted_proxies.clone(),
+            forwarded_header: server.forwarded_header,
+        }
+    }
 }
 
 /// The caller as the HTTP layer resolved it, handed to the MCP handler.
@@ -67,12 +89,31 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         let mcp = mcp.clone();
         async move { Ok::<_, Infallible>(mcp.handle(request).await) }
     });
+    let front = Arc::new(McpFront::new(
+        &settings.allowed_hosts,
+        &settings.allowed_origins,
+        settings.max_request_bytes,
+        settings.body_read_timeout,
+    ));
+    let auth = AuthState {
+        gateway: gateway.clone(),
+        client_address: Arc::new(ClientAddress::new(
+            &settings.trusted_proxies,
+            settings.forwarded_header,
+        )),
+    };
+    // The last layer added runs first: host and origin, then the caller, then the body.
     let mcp = Router::new()
         .nest_service(&settings.path, mcp)
         .layer(middleware::from_fn(super::splice::splice_answers))
         .layer(middleware::from_fn_with_state(
-            gateway.clone(),
-            authenticate,
+            front.clone(),
+            front::read_jsonrpc,
+        ))
+        .layer(middleware::from_fn_with_state(auth, authenticate))
+        .layer(middleware::from_fn_with_state(
+            front,
+            front::check_host_and_origin,
         ));
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
@@ -80,12 +121,22 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         .route("/metrics", get(metrics))
         .with_state(gateway)
         .merge(mcp)
+        .layer(middleware::from_fn(front::http_rules))
+}
+
+#[derive(Clone)]
+struct AuthState {
+    gateway: Gateway,
+    client_address: Arc<ClientAddress>,
 }
 
 /// Resolves the caller from `Authorization: Bearer …`. No header: the anonymous
 /// caller if any dealership allows one, else 401. A wrong token: always 401.
 async fn authenticate(
-    State(gateway): State<Gateway>,
+    State(AuthState {
+        gateway,
+        client_address,
+    }): State<AuthState>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -109,7 +160,7 @@ async fn authenticate(
     let client_ip = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip());
+        .map(|c| client_address.resolve(c.0.ip(), request.headers()));
     let trace = request
         .headers()
         .get("traceparent")

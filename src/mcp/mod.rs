@@ -1,9 +1,12 @@
 //! The MCP face of the gateway: an rmcp `ServerHandler` written by hand, because
 //! the tools a caller sees depend on its token, and two transports.
 
+mod forwarded;
+mod front;
 pub mod http;
 mod progress;
 mod resources;
+pub mod serve;
 mod splice;
 pub mod stdio;
 

@@ -11,7 +11,7 @@ use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTempla
 use serde_json::{Value, json};
 
 use crate::gateway::auth::Principal;
-use crate::gateway::error::ErrorCode;
+use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Caller, Gateway};
 
 const SCHEME: &str = "dms://dealerships/";
@@ -85,22 +85,38 @@ pub async fn read(
         Ok(payload) => Ok(ReadResourceResult::new(vec![
             ResourceContents::text(payload.text(), uri).with_mime_type(JSON),
         ])),
-        Err(error) => {
-            let data = Some(error.to_json());
-            Err(match error.code {
-                ErrorCode::InventoryVehicleNotFound
-                | ErrorCode::LeadsLeadNotFound
-                | ErrorCode::ServiceRepairOrderNotFound
-                | ErrorCode::AuthForbidden
-                | ErrorCode::AuthUnauthorized => {
-                    McpError::resource_not_found(error.message.clone(), data)
-                }
-                ErrorCode::RequestInvalidArguments => {
-                    McpError::invalid_params(error.message.clone(), data)
-                }
-                _ => McpError::internal_error(error.message.clone(), data),
-            })
+        Err(error) => Err(read_error(&error)),
+    }
+}
+
+/// JSON-RPC `error.code` for a rate-limited read (AAP `RATE_LIMITED`).
+pub const RATE_LIMITED: i32 = -32002;
+/// JSON-RPC's implementation-defined server error, for a read that failed in
+/// the dealer's system or in the bridge's own rules.
+pub const SERVER_ERROR: i32 = -32000;
+
+/// The JSON-RPC error for a failed read, with the tool's structured error in
+/// `data.error` as a tool result would carry it.
+fn read_error(error: &ToolError) -> McpError {
+    let mut data = error.to_json();
+    let message = error.message.clone();
+    match error.code {
+        ErrorCode::InventoryVehicleNotFound
+        | ErrorCode::LeadsLeadNotFound
+        | ErrorCode::ServiceRepairOrderNotFound
+        | ErrorCode::AuthForbidden
+        | ErrorCode::AuthUnauthorized => McpError::resource_not_found(message, Some(data)),
+        ErrorCode::RequestInvalidArguments => McpError::invalid_params(message, Some(data)),
+        ErrorCode::RateLimited | ErrorCode::UpstreamRateLimited => {
+            // Where a client looks for it first: beside the structured error.
+            if let Some(wait) = error.details.as_ref().and_then(|d| d.get("retry_after_ms")) {
+                data["retry_after_ms"] = wait.clone();
+            }
+            data["aap_code"] = json!("RATE_LIMITED");
+            McpError::new(rmcp::model::ErrorCode(RATE_LIMITED), message, Some(data))
         }
+        ErrorCode::Internal => McpError::internal_error(message, Some(data)),
+        _ => McpError::new(rmcp::model::ErrorCode(SERVER_ERROR), message, Some(data)),
     }
 }
 
@@ -128,5 +144,32 @@ fn parse(uri: &str) -> Option<(&'static str, Value)> {
             ))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::limits::rate_limited;
+
+    #[test]
+    fn read_errors_keep_their_meaning() {
+        let limited = read_error(&rate_limited(
+            "anonymous",
+            std::time::Duration::from_millis(1500),
+        ));
+        assert_eq!(limited.code.0, RATE_LIMITED);
+        let data = limited.data.unwrap();
+        assert_eq!(data["retry_after_ms"], 1500);
+        assert_eq!(data["aap_code"], "RATE_LIMITED");
+        assert_eq!(data["error"]["code"], "rate_limited");
+        let code = |c: ErrorCode| read_error(&ToolError::new(c, "x")).code.0;
+        assert_eq!(code(ErrorCode::InventoryVehicleNotFound), -32002);
+        assert_eq!(code(ErrorCode::RequestInvalidArguments), -32602);
+        assert_eq!(code(ErrorCode::UpstreamUnavailable), SERVER_ERROR);
+        assert_eq!(code(ErrorCode::UpstreamTimeout), SERVER_ERROR);
+        assert_eq!(code(ErrorCode::InventoryVehicleUnavailable), SERVER_ERROR);
+        assert_eq!(code(ErrorCode::UpstreamRateLimited), RATE_LIMITED);
+        assert_eq!(code(ErrorCode::Internal), -32603);
     }
 }

@@ -3,12 +3,14 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod leads;
+pub mod raw;
 
 use std::net::SocketAddr;
 
 use dms_bridge::config::from_toml_str;
 use dms_bridge::demo::{self, MockUpstreams};
 use dms_bridge::mcp::http::{HttpSettings, router};
+use dms_bridge::mcp::serve::{self, ServeSettings};
 use dms_bridge::runtime;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
@@ -52,6 +54,49 @@ pub async fn demo_with(extra: &str) -> Bridge {
     bridge
 }
 
+/// The demo with extra `[server]` settings (TOML lines).
+pub async fn demo_with_server(settings: &str) -> Bridge {
+    let cancel = CancellationToken::new();
+    let mocks = demo::start_mocks(std::time::Duration::ZERO, &cancel)
+        .await
+        .expect("mocks");
+    let toml = demo::render(&mocks, "127.0.0.1:0".parse().unwrap()).replacen(
+        "[server]\n",
+        &format!("[server]\n{settings}\n"),
+        1,
+    );
+    let mut bridge = start(&toml, cancel).await;
+    bridge.mocks = Some(mocks);
+    bridge
+}
+
+/// A config with no upstream at all: dealership `acme` (its profile readable
+/// without a token) and the token `acme-token`, plus `server` as the `[server]`
+/// section's lines and `tail` after everything.
+pub fn small_config(server: &str, tail: &str) -> String {
+    format!(
+        r#"
+[server]
+{server}
+
+[[dealerships]]
+id = "acme"
+name = "Acme Motors"
+timezone = "America/Chicago"
+address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
+anonymous_inventory = true
+
+[[tokens]]
+name = "acme"
+secret = {{ value = "acme-token" }}
+dealerships = ["acme"]
+scopes = ["amcp:inventory:read"]
+
+{tail}
+"#
+    )
+}
+
 /// A bridge from a TOML config string.
 pub async fn with_config(toml: &str) -> Bridge {
     start(toml, CancellationToken::new()).await
@@ -65,24 +110,18 @@ async fn start(toml: &str, cancel: CancellationToken) -> Bridge {
     let runtime =
         runtime::build(&config, std::path::Path::new(".")).unwrap_or_else(|e| panic!("build: {e}"));
     let started = runtime.start(&cancel).await.expect("store");
-    let settings = HttpSettings {
-        path: config.server.path.clone(),
-        allowed_hosts: config.server.allowed_hosts.clone(),
-        allowed_origins: config.server.allowed_origins.clone(),
-        max_request_bytes: config.server.max_request_bytes,
-    };
+    let settings = HttpSettings::from_config(&config.server);
     let app = router(started.gateway.clone(), &settings, cancel.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = cancel.clone();
+    // The production accept loop, with the config's timeouts and connection cap.
+    let serve_settings = ServeSettings::from_config(&config.server);
     tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move { stop.cancelled().await })
-        .await
-        .unwrap();
+        serve::serve(listener, app, &serve_settings, async move {
+            stop.cancelled().await
+        })
+        .await;
     });
     Bridge {
         url: format!("http://{addr}{}", config.server.path),
