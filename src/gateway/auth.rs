@@ -87,16 +87,6 @@ impl Principal {
     pub fn has_scope(&self, scope: Scope) -> bool {
         self.scopes.contains(&scope)
     }
-
-    /// Whose records this principal may reach by id in a domain: everyone's
-    /// with the domain's staff scope, otherwise only its own.
-    pub fn records_of(&self, staff: Scope) -> Owner<'_> {
-        if self.has_scope(staff) {
-            Owner::Anyone
-        } else {
-            Owner::Only(&self.name)
-        }
-    }
 }
 
 /// Whose records a caller may see or change.

@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 pub use payload::Payload;
 pub use pipeline::{CallError, CallOutcome, Caller};
 
-use self::auth::{Authenticator, Principal};
+use self::auth::{Authenticator, Owner, Principal};
 use self::cache::ReadCache;
 use self::cursor::CursorCodec;
 use self::error::{ErrorCode, Problems, ToolError};
@@ -178,6 +178,7 @@ pub trait ToolArgs: DeserializeOwned + Send {
 #[derive(Clone, Copy)]
 pub struct ToolContext<'a> {
     pub gateway: &'a Gateway,
+    pub tool: ToolId,
     pub principal: &'a Principal,
     pub dealership: Option<&'a Dealership>,
 }
@@ -204,6 +205,16 @@ impl<'a> ToolContext<'a> {
             self.principal.name.clone(),
         );
         move |e| error_map::from_adapter(&e, dealership.as_deref(), &principal)
+    }
+
+    /// Whose records this call may reach by id: everyone's when the caller
+    /// holds the tool's staff scope, otherwise only its own (TOOLSET.md,
+    /// "Who owns a record").
+    pub fn owner(&self) -> Owner<'a> {
+        match self.tool.staff_scope() {
+            Some(staff) if self.principal.has_scope(staff) => Owner::Anyone,
+            _ => Owner::Only(&self.principal.name),
+        }
     }
 
     /// The page size for a validated `limit`.

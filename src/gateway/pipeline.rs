@@ -248,6 +248,7 @@ impl Gateway {
         }
         let ctx = ToolContext {
             gateway: self,
+            tool,
             principal,
             dealership,
         };

@@ -119,7 +119,7 @@ impl ToolId {
     }
 
     /// The scope that lets dealership staff reach every customer's records
-    /// through this tool, where records have owners (see `Principal::records_of`).
+    /// through this tool, where records have owners (see `ToolContext::owner`).
     pub fn staff_scope(self) -> Option<Scope> {
         match self {
             Self::LeadsGet | Self::LeadsList => Some(Scope::LeadsStaff),

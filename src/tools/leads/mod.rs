@@ -22,7 +22,6 @@ use chrono::Utc;
 use serde_json::json;
 
 use crate::gateway::Payload;
-use crate::gateway::auth::Scope;
 use crate::gateway::cursor::CursorCodec;
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{Check, ToolArgs, ToolContext};
@@ -248,7 +247,7 @@ fn list_hash(args: &ListArgs) -> String {
 pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Payload, ToolError> {
     let desk = ctx.gateway.leads().ok_or_else(ToolError::internal)?;
     // Another principal's lead answers exactly like an unknown id, so ids cannot be probed.
-    let owner = ctx.principal.records_of(Scope::LeadsStaff);
+    let owner = ctx.owner();
     let stored = desk
         .get(&args.dealership_id, &args.lead_id, owner.principal())
         .await
@@ -281,7 +280,7 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Result<Payload, ToolE
             .and_then(parse_instant)
             .map(crate::leads::record::ts)
     };
-    let owner = ctx.principal.records_of(Scope::LeadsStaff);
+    let owner = ctx.owner();
     let query = ListQuery {
         dealership: &args.dealership_id,
         principal: owner.principal(),

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::book::store_error;
 use crate::adapters::{AdapterError, CancelRequest, UpstreamAdapter};
 use crate::gateway::Payload;
-use crate::gateway::auth::{Owner, Scope};
+use crate::gateway::auth::Owner;
 use crate::gateway::error::{ErrorCode, ToolError};
 use crate::gateway::{ToolArgs, ToolContext};
 use crate::model::Domain;
@@ -66,8 +66,7 @@ pub async fn cancel_appointment(
     let dealership = ctx.dealership()?;
     let adapter = ctx.adapter(Domain::Service)?;
     let dealership_id = &dealership.profile.id;
-    let owner = ctx.principal.records_of(Scope::ServiceStaff);
-    if let Owner::Only(principal) = owner {
+    if let Owner::Only(principal) = ctx.owner() {
         let store = ctx.gateway.store().ok_or_else(ToolError::internal)?;
         let mine = bookings::booked_by(store, dealership_id, &args.appointment_id, Some(principal))
             .await
