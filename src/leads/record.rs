@@ -192,8 +192,9 @@ const SELECT_LEAD: &str =
 
 /// Ownership: a lead belongs to every principal that submitted it (the first
 /// submission, and any duplicate merged into it). A `NULL` principal is staff.
-const OWNED_BY: &str = " AND (?1 IS NULL OR EXISTS (SELECT 1 FROM lead_submissions o
-        WHERE o.lead_id = l.lead_id AND o.dealership = l.dealership AND o.principal = ?1))";
+/// Takes the principal twice.
+const OWNED_BY: &str = " AND (? IS NULL OR EXISTS (SELECT 1 FROM lead_submissions o
+        WHERE o.lead_id = l.lead_id AND o.dealership = l.dealership AND o.principal = ?))";
 
 /// The lead, if `principal` may see it (`None`: anyone may).
 pub async fn get(
@@ -203,11 +204,12 @@ pub async fn get(
     principal: Option<&str>,
 ) -> Result<Option<StoredLead>, StoreError> {
     let row = sqlx::query(AssertSqlSafe(format!(
-        "{SELECT_LEAD} WHERE l.dealership = ?2 AND l.lead_id = ?3{OWNED_BY}"
+        "{SELECT_LEAD} WHERE l.dealership = ? AND l.lead_id = ?{OWNED_BY}"
     )))
-    .bind(principal)
     .bind(dealership)
     .bind(lead_id)
+    .bind(principal)
+    .bind(principal)
     .fetch_optional(pool)
     .await?;
     row.map(|r| stored_lead(&r)).transpose()
@@ -227,36 +229,23 @@ pub struct ListQuery<'a> {
 
 /// Newest first; one extra row tells the caller whether a next page exists.
 pub async fn list(pool: &SqlitePool, q: &ListQuery<'_>) -> Result<Vec<StoredLead>, StoreError> {
-    // Numbered placeholders throughout: ?1 is the owner, ?2 the dealership.
-    let mut sql = format!("{SELECT_LEAD} WHERE l.dealership = ?2{OWNED_BY}");
-    let mut next = 3;
-    let mut mark = || {
-        next += 1;
-        format!("?{}", next - 1)
-    };
+    let mut sql = format!("{SELECT_LEAD} WHERE l.dealership = ?{OWNED_BY}");
     if !q.states.is_empty() {
-        let marks = q
-            .states
-            .iter()
-            .map(|_| mark())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let marks = vec!["?"; q.states.len()].join(", ");
         sql.push_str(&format!(" AND d.state IN ({marks})"));
     }
     if q.created_after.is_some() {
-        sql.push_str(&format!(" AND l.created_at >= {}", mark()));
+        sql.push_str(" AND l.created_at >= ?");
     }
     if q.created_before.is_some() {
-        sql.push_str(&format!(" AND l.created_at < {}", mark()));
+        sql.push_str(" AND l.created_at < ?");
     }
-    let (limit, offset) = (mark(), mark());
-    sql.push_str(&format!(
-        " ORDER BY l.created_at DESC, l.lead_id DESC LIMIT {limit} OFFSET {offset}"
-    ));
-    // Only placeholders are spliced in; every value is bound, in number order.
+    sql.push_str(" ORDER BY l.created_at DESC, l.lead_id DESC LIMIT ? OFFSET ?");
+    // Only placeholders are spliced in; every value is bound.
     let mut query = sqlx::query(AssertSqlSafe(sql))
+        .bind(q.dealership)
         .bind(q.principal)
-        .bind(q.dealership);
+        .bind(q.principal);
     for s in &q.states {
         query = query.bind(s);
     }
