@@ -7,15 +7,6 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
-fn pointers(error: &Value) -> Vec<String> {
-    error["details"]["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["pointer"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 async fn invalid(client: &Client, tool: &str, args: Value) -> Value {
     let error = err(&call(client, tool, args).await);
     assert_eq!(error["code"], "request.invalid_arguments");
@@ -40,7 +31,7 @@ async fn every_schema_problem_is_listed_with_its_pointer() {
         }),
     )
     .await;
-    let mut got = pointers(&error);
+    let mut got = problem_pointers(&error);
     got.sort();
     assert_eq!(
         got,
@@ -80,7 +71,7 @@ async fn semantic_problems_are_reported_together() {
         }),
     )
     .await;
-    let got = pointers(&error);
+    let got = problem_pointers(&error);
     for expected in [
         "/filters/price_max",
         "/filters/price_max/currency",
@@ -117,7 +108,7 @@ async fn limits_and_negative_amounts_are_refused() {
         json!({ "dealership_id": "demo-cdk", "limit": 0 }),
     )
     .await;
-    assert_eq!(pointers(&zero), ["/limit"]);
+    assert_eq!(problem_pointers(&zero), ["/limit"]);
     let max = invalid(
         &client,
         "inventory.search",
@@ -136,7 +127,7 @@ async fn limits_and_negative_amounts_are_refused() {
         json!({ "dealership_id": "demo-cdk", "filters": { "price_min": { "amount": -1, "currency": "USD" } } }),
     )
     .await;
-    assert_eq!(pointers(&negative), ["/filters/price_min/amount"]);
+    assert_eq!(problem_pointers(&negative), ["/filters/price_min/amount"]);
 }
 
 #[tokio::test]
@@ -149,7 +140,7 @@ async fn inventory_get_needs_an_identifier_and_a_valid_vin() {
         json!({ "dealership_id": "demo-cdk" }),
     )
     .await;
-    assert_eq!(pointers(&none), [""]);
+    assert_eq!(problem_pointers(&none), [""]);
     for bad in ["1M8GDM9AXKP04278", "1M8GDM9AXKP04278O", "5YJ3E1EA7KF317000"] {
         let e = invalid(
             &client,
@@ -157,7 +148,7 @@ async fn inventory_get_needs_an_identifier_and_a_valid_vin() {
             json!({ "dealership_id": "demo-cdk", "vin": bad }),
         )
         .await;
-        assert_eq!(pointers(&e), ["/vin"], "{bad}");
+        assert_eq!(problem_pointers(&e), ["/vin"], "{bad}");
     }
     let missing_dealership = invalid(
         &client,
@@ -209,7 +200,7 @@ async fn cursors_cannot_be_tampered_with_or_reused_elsewhere() {
         ),
     ] {
         let e = invalid(&client, "inventory.search", args).await;
-        assert_eq!(pointers(&e), ["/cursor"]);
+        assert_eq!(problem_pointers(&e), ["/cursor"]);
         assert!(
             e["details"]["problems"][0]["message"]
                 .as_str()
@@ -334,7 +325,7 @@ async fn schema_and_semantic_problems_come_back_in_one_round() {
     )
     .await;
     assert_readable(&error);
-    let mut got = pointers(&error);
+    let mut got = problem_pointers(&error);
     got.sort();
     assert_eq!(
         got,

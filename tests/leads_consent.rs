@@ -5,18 +5,14 @@
 mod common;
 
 use common::leads::{consent, lead, leads_config};
-use common::{call, connect, err, ok, with_config};
+use common::{call, connect, err, ok, problem_pointers, with_config};
 use serde_json::{Value, json};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// Sends `args` and returns the error, after checking nothing was stored.
 async fn refused(args: Value) -> Value {
-    let intake = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200))
-        .mount(&intake)
-        .await;
+    let intake = common::leads::accepting_intake().await;
     let bridge = with_config(&leads_config(&intake.uri(), "")).await;
     let client = connect(&bridge.url, Some("agent-token")).await;
     let error = err(&call(&client, "leads.create", args).await);
@@ -28,15 +24,6 @@ async fn refused(args: Value) -> Value {
         "a refused lead was sent"
     );
     error
-}
-
-fn pointers(error: &Value) -> Vec<String> {
-    error["details"]["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["pointer"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 #[tokio::test]
@@ -84,7 +71,7 @@ async fn a_malformed_grant_lists_every_problem() {
     let error = refused(args).await;
     assert_eq!(error["code"], "leads.invalid_consent");
     assert_eq!(error["details"]["aap_code"], "INVALID_CONSENT");
-    let mut got = pointers(&error);
+    let mut got = problem_pointers(&error);
     got.sort();
     assert_eq!(
         got,
@@ -104,7 +91,7 @@ async fn a_time_without_an_offset_is_an_invalid_grant() {
     args["consent"]["granted_at"] = json!("2026-01-01T10:00:00");
     let error = refused(args).await;
     assert_eq!(error["code"], "leads.invalid_consent");
-    assert_eq!(pointers(&error), ["/consent/granted_at"]);
+    assert_eq!(problem_pointers(&error), ["/consent/granted_at"]);
 }
 
 #[tokio::test]
@@ -114,7 +101,7 @@ async fn a_test_drive_without_a_vehicle_names_the_missing_field() {
     args["appointment"] = json!({ "appointment_type": "test_drive" });
     let error = refused(args).await;
     assert_eq!(error["code"], "request.invalid_arguments");
-    assert_eq!(pointers(&error), ["/vehicle_of_interest"]);
+    assert_eq!(problem_pointers(&error), ["/vehicle_of_interest"]);
 }
 
 #[tokio::test]
@@ -123,7 +110,7 @@ async fn a_trade_in_condition_outside_the_vocabulary_is_refused() {
     args["trade_in"] = json!({ "make": "Honda", "model": "Civic", "condition": "like new" });
     let error = refused(args).await;
     assert_eq!(error["code"], "request.invalid_arguments");
-    assert_eq!(pointers(&error), ["/trade_in/condition"]);
+    assert_eq!(problem_pointers(&error), ["/trade_in/condition"]);
 }
 
 #[tokio::test]
@@ -136,7 +123,7 @@ async fn bad_contact_points_and_times_are_all_reported_at_once() {
     args["submitted_at"] = json!("yesterday");
     let error = refused(args).await;
     assert_eq!(error["code"], "request.invalid_arguments");
-    let mut got = pointers(&error);
+    let mut got = problem_pointers(&error);
     got.sort();
     assert_eq!(
         got,

@@ -12,17 +12,12 @@ use common::leads::{consent, lead, leads_config, wait_delivery};
 use common::{Client, call, connect, ok, with_config};
 use dms_bridge::adf;
 use serde_json::{Value, json};
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::MockServer;
 
 const WAIT: Duration = Duration::from_secs(10);
 
 async fn intake_and_client() -> (MockServer, common::Bridge, Client) {
-    let intake = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200))
-        .mount(&intake)
-        .await;
+    let intake = common::leads::accepting_intake().await;
     let bridge = with_config(&leads_config(&intake.uri(), "")).await;
     let client = connect(&bridge.url, Some("agent-token")).await;
     (intake, bridge, client)

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::leads::{consent, lead, leads_config, wait_delivery};
-use common::{call, connect, demo, err, ok, with_config};
+use common::{call, connect, demo, err, ok, problem_pointers, with_config};
 use dms_bridge::adf::{self, AdfLead, Interest};
 use dms_bridge::gateway::auth::Principal;
 use dms_bridge::gateway::trace::TraceContext;
@@ -19,8 +19,6 @@ use dms_bridge::gateway::{Caller, Gateway};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{Value, json};
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// A strict XML 1.0 parser's verdict on `document`.
 fn strict(document: &str) -> Result<(), String> {
@@ -47,15 +45,6 @@ fn the_strict_parser_refuses_what_xml_1_0_forbids() {
     }
 }
 
-fn pointers(error: &Value) -> Vec<String> {
-    error["details"]["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["pointer"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[tokio::test]
 async fn a_name_with_a_control_character_is_refused_with_its_pointer() {
     let bridge = demo().await;
@@ -69,7 +58,7 @@ async fn a_name_with_a_control_character_is_refused_with_its_pointer() {
     let error = err(&call(&client, "leads.create", args).await);
     assert_eq!(error["code"], "request.invalid_arguments");
     assert_eq!(
-        pointers(&error),
+        problem_pointers(&error),
         [
             "/customer/first_name",
             "/customer/last_name",
@@ -87,11 +76,7 @@ async fn a_name_with_a_control_character_is_refused_with_its_pointer() {
 
 #[tokio::test]
 async fn free_text_is_cleaned_and_the_crm_gets_well_formed_xml() {
-    let intake = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200))
-        .mount(&intake)
-        .await;
+    let intake = common::leads::accepting_intake().await;
     let bridge = with_config(&leads_config(&intake.uri(), "")).await;
     let client = connect(&bridge.url, Some("agent-token")).await;
     let mut args = lead("acme", 1);

@@ -100,11 +100,7 @@ async fn a_lead_for_a_listed_vehicle_has_no_warning() {
 
 #[tokio::test]
 async fn an_inventory_that_fails_loses_no_lead_and_says_availability_is_unknown() {
-    let intake = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200))
-        .mount(&intake)
-        .await;
+    let intake = common::leads::accepting_intake().await;
     let inventory = MockServer::start().await;
     common::mount_token(&inventory).await;
     Mock::given(method("GET"))

@@ -38,6 +38,16 @@ pub fn lead(dealership: &str, n: usize) -> Value {
     })
 }
 
+/// An ADF HTTP intake that accepts every lead.
+pub async fn accepting_intake() -> wiremock::MockServer {
+    let intake = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(wiremock::ResponseTemplate::new(200))
+        .mount(&intake)
+        .await;
+    intake
+}
+
 /// One dealership `acme` whose leads go to an ADF HTTP intake at `intake`, with
 /// fast retries; `extra` is appended (more upstreams, a `[store]`…).
 pub fn leads_config(intake: &str, extra: &str) -> String {

@@ -181,6 +181,16 @@ pub fn err(result: &CallToolResult) -> Value {
         .clone()
 }
 
+/// The JSON pointers of an `request.invalid_arguments` error's problems, in order.
+pub fn problem_pointers(error: &Value) -> Vec<String> {
+    error["details"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["pointer"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// Calls and returns the error code (panics on success).
 pub async fn error_code(client: &Client, tool: &str, args: Value) -> String {
     err(&call(client, tool, args).await)["code"]
