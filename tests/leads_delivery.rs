@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::leads::{lead, leads_config, wait_delivery};
+use common::leads::{lead, leads_config, leads_with_inventory_config, wait_delivery};
 use common::{call, connect, ok, with_config};
 use dms_bridge::adf::{self, ProspectStatus};
 use dms_bridge::demo::mock_smtp::MockSmtp;
@@ -292,24 +292,7 @@ async fn a_slow_inventory_does_not_hold_a_lead_back() {
         .respond_with(common::inventory_ok().set_delay(Duration::from_secs(8)))
         .mount(&inventory)
         .await;
-    let cdk = format!(
-        r#"
-[upstreams.cdk]
-kind = "rest"
-profile = "cdk-fortellis"
-base_url = "{0}/cdk"
-token_url = "{0}/oauth2/token"
-client_id = {{ value = "id" }}
-client_secret = {{ value = "secret" }}
-vars = {{ subscription_id = "sub-123" }}
-timeout = "10s"
-"#,
-        inventory.uri()
-    );
-    let config = leads_config(&intake.uri(), &cdk).replace(
-        "routes = { leads = \"crm\" }",
-        "routes = { leads = \"crm\", inventory = \"cdk\" }",
-    );
+    let config = leads_with_inventory_config(&intake.uri(), &inventory.uri(), r#"timeout = "10s""#);
     let bridge = with_config(&config).await;
     let client = connect(&bridge.url, Some("agent-token")).await;
     let mut args = lead("acme", 1);

@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::leads::{lead, leads_config, wait_delivery};
+use common::leads::{lead, leads_with_inventory_config, wait_delivery};
 use common::{Client, call, connect, demo, ok, with_config};
 use dms_bridge::adf;
 use serde_json::{Value, json};
@@ -108,24 +108,11 @@ async fn an_inventory_that_fails_loses_no_lead_and_says_availability_is_unknown(
         .respond_with(ResponseTemplate::new(503))
         .mount(&inventory)
         .await;
-    let cdk = format!(
-        r#"
-[upstreams.cdk]
-kind = "rest"
-profile = "cdk-fortellis"
-base_url = "{0}/cdk"
-token_url = "{0}/oauth2/token"
-client_id = {{ value = "id" }}
-client_secret = {{ value = "secret" }}
-vars = {{ subscription_id = "sub-123" }}
-timeout = "1s"
-resilience = {{ retries = {{ max = 0 }} }}
-"#,
-        inventory.uri()
-    );
-    let config = leads_config(&intake.uri(), &cdk).replace(
-        "routes = { leads = \"crm\" }",
-        "routes = { leads = \"crm\", inventory = \"cdk\" }",
+    let config = leads_with_inventory_config(
+        &intake.uri(),
+        &inventory.uri(),
+        r#"timeout = "1s"
+resilience = { retries = { max = 0 } }"#,
     );
     let bridge = with_config(&config).await;
     let client = connect(&bridge.url, Some("agent-token")).await;

@@ -38,6 +38,28 @@ pub fn lead(dealership: &str, n: usize) -> Value {
     })
 }
 
+/// [`leads_config`] with `acme`'s inventory routed to a CDK-shaped REST
+/// upstream at `inventory` (`settings`: its timeout, resilience, …).
+pub fn leads_with_inventory_config(intake: &str, inventory: &str, settings: &str) -> String {
+    let cdk = format!(
+        r#"
+[upstreams.cdk]
+kind = "rest"
+profile = "cdk-fortellis"
+base_url = "{inventory}/cdk"
+token_url = "{inventory}/oauth2/token"
+client_id = {{ value = "id" }}
+client_secret = {{ value = "secret" }}
+vars = {{ subscription_id = "sub-123" }}
+{settings}
+"#
+    );
+    leads_config(intake, &cdk).replace(
+        "routes = { leads = \"crm\" }",
+        "routes = { leads = \"crm\", inventory = \"cdk\" }",
+    )
+}
+
 /// An ADF HTTP intake that accepts every lead.
 pub async fn accepting_intake() -> wiremock::MockServer {
     let intake = wiremock::MockServer::start().await;
