@@ -199,6 +199,12 @@ async fn harness(
     (server, bridge, client, days)
 }
 
+/// The lead as the bridge stored it (whoever submitted it).
+async fn stored_lead(bridge: &common::Bridge, lead_id: &str) -> dms_bridge::leads::StoredLead {
+    let desk = bridge.gateway.leads().unwrap();
+    desk.get("acme", lead_id, None).await.unwrap().unwrap()
+}
+
 async fn book(client: &common::Client, args: Value) -> rmcp::model::CallToolResult {
     call(client, "service.book_appointment", args).await
 }
@@ -740,14 +746,7 @@ async fn a_scheduler_that_cannot_book_hands_the_request_over_as_a_lead() {
         (Some(lead_id), &json!(true))
     );
 
-    let stored = bridge
-        .gateway
-        .leads()
-        .unwrap()
-        .get("acme", lead_id, None)
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_lead(&bridge, lead_id).await;
     let request: Value = serde_json::from_str(&stored.request).unwrap();
     assert_eq!(request["appointment"]["appointment_type"], "service");
     assert_eq!(request["appointment"]["appointment_at"], at(days[0], 9, 30));
@@ -843,14 +842,7 @@ async fn a_request_handed_over_as_a_lead_carries_only_consented_contact_points()
         "/customer/phone"
     );
     let lead_id = result["lead_id"].as_str().unwrap();
-    let stored = bridge
-        .gateway
-        .leads()
-        .unwrap()
-        .get("acme", lead_id, None)
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored_lead(&bridge, lead_id).await;
     assert!(!stored.request.contains("5125550188"), "{}", stored.request);
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
     let document = loop {
