@@ -10,8 +10,8 @@ use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{self, Config};
+use crate::contract::Principal;
 use crate::gateway::Gateway;
-use crate::gateway::auth::Principal;
 use crate::mcp::http::{HttpSettings, router};
 use crate::mcp::serve::ServeSettings;
 use crate::{demo, mcp, runtime};

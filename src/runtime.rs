@@ -20,16 +20,17 @@ use crate::config::{
     Config, ConfigError, ConfigErrors, DealershipConfig, LeadsConfig, StoreConfig, UpstreamConfig,
     resolve_secret,
 };
-use crate::gateway::auth::{Authenticator, DealershipGrant, Principal, Scope};
+use crate::contract::cursor::CursorCodec;
+use crate::contract::{DealershipGrant, Principal, Scope};
+use crate::gateway::auth::Authenticator;
 use crate::gateway::cache::ReadCache;
-use crate::gateway::cursor::CursorCodec;
 use crate::gateway::limits::CallerLimits;
-use crate::gateway::metrics::Metrics;
 use crate::gateway::{Dealership, Gateway, GatewayParts, Route};
 use crate::leads::LeadDesk;
 use crate::leads::outbox::Outbox;
 use crate::model::{DealershipProfile, Domain};
 use crate::store::{AuditWriter, Store, StoreError};
+use crate::telemetry::metrics::Metrics;
 
 /// Everything built from the config, before anything runs.
 pub struct Runtime {

@@ -655,7 +655,7 @@ scopes = ["amcp:service:read"]
 
 /// The built-in OpenTrack profile with `edit` applied, written to a file.
 fn opentrack_variant(dir: &tempfile::TempDir, edit: impl Fn(&str) -> String) -> String {
-    let original = dms_bridge::adapters::catalog::builtin_profile("opentrack").unwrap();
+    let original = dms_bridge::config::catalog::builtin_profile("opentrack").unwrap();
     let path = dir.path().join("my-opentrack.toml");
     std::fs::write(&path, edit(original)).unwrap();
     path.display().to_string()

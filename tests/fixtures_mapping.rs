@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
-use dms_bridge::adapters::catalog::{self, builtin_mapping, builtin_profile};
+use dms_bridge::config::catalog::{self, builtin_mapping, builtin_profile};
 use dms_bridge::adapters::feed::parse_rows;
 use dms_bridge::adapters::mapping::{
     MapContext, MappedUnit, RoMapping, VehicleMapping, map_vehicle,

@@ -9,7 +9,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::*;
-use dms_bridge::gateway::error::ErrorCode;
+use dms_bridge::contract::error::ErrorCode;
 use dms_bridge::tools::{TOOLSET_VERSION, ToolId};
 
 fn toolset_md() -> String {

@@ -2,7 +2,7 @@
 //! Per-dealership instances are data (config + `adapters/` profiles + `mappings/`).
 
 pub mod adf;
-pub mod catalog;
+
 mod error;
 pub mod feed;
 mod flight;

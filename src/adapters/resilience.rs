@@ -14,8 +14,7 @@ use tokio::time::Instant;
 
 use super::AdapterError;
 use crate::config::{BreakerConfig, ResilienceConfig, RetryConfig};
-use crate::gateway::limits::quota;
-use crate::gateway::metrics::{Metrics, RateLimitLabels, UpstreamLabels, UpstreamName};
+use crate::telemetry::metrics::{Metrics, RateLimitLabels, UpstreamLabels, UpstreamName};
 
 const DEFAULT_MAX_QUEUE_WAIT: Duration = Duration::from_secs(2);
 
@@ -34,7 +33,7 @@ impl UpstreamPolicy {
         let limiter = config
             .rate_limit
             .as_ref()
-            .and_then(|r| quota(r, 1))
+            .and_then(|r| r.quota(1))
             .map(DefaultDirectRateLimiter::direct);
         let breaker = Breaker::new(config.circuit_breaker, name.to_owned(), metrics.clone());
         Self {

@@ -12,9 +12,10 @@ use std::time::Duration;
 use chrono::{NaiveDate, TimeZone};
 use serde_json::Value;
 
+use super::AdapterError;
 use super::mapping::{RoMapping, map_repair_order};
 use super::repair_order::{RepairOrder, RoStatus};
-use super::{AdapterError, catalog};
+use crate::config::catalog;
 
 /// Request parameters every repair-order read may use.
 pub const PARAMS: [&str; 6] = [

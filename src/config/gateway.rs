@@ -21,6 +21,17 @@ pub struct Rate {
     pub burst: Option<u32>,
 }
 
+impl Rate {
+    /// A governor quota for this rate; `default_burst` applies when the rate names none.
+    pub fn quota(&self, default_burst: u32) -> Option<governor::Quota> {
+        let requests = self.requests.max(1);
+        let period = self.per.checked_div(requests)?;
+        let burst = std::num::NonZeroU32::new(self.burst.unwrap_or(default_burst).max(1))?;
+        governor::Quota::with_period(period.max(Duration::from_nanos(1)))
+            .map(|q| q.allow_burst(burst))
+    }
+}
+
 /// The read cache: read-only, idempotent tools only, keyed by dealership, tool and arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]

@@ -1,11 +1,12 @@
 //! Configuration: strict serde types, a pure [`Config::validate`], then
-//! [`crate::runtime::build`] does the I/O (secrets, profile files, clients).
+//! The runtime's `build` does the I/O (secrets, profile files, clients).
 //!
 //! Loading reports every problem at once, each with its path: structural
 //! problems (unknown keys, wrong types) come from the JSON Schema derived from
 //! these types, semantic ones (unknown time zone, dangling references) from
 //! `validate`.
 
+pub mod catalog;
 mod cidr;
 mod gateway;
 mod leads;

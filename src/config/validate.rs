@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
 use super::{Cidr, Config, ConfigError, DealershipConfig, TokenConfig, UpstreamConfig};
-use crate::adapters::catalog;
-use crate::gateway::auth::Scope;
+use crate::config::catalog;
+use crate::contract::Scope;
 use crate::model::Domain;
 
 impl Config {

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
-use super::error::ToolError;
-pub use super::payload::Payload;
 use crate::config::CacheConfig;
+use crate::contract::error::ToolError;
+pub use crate::contract::payload::Payload;
 use crate::model::Domain;
 
 /// A cached result.

@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
-use super::error::{ErrorCode, ToolError};
 use crate::adapters::AdapterError;
+use crate::contract::error::{ErrorCode, ToolError};
 
 pub fn from_adapter(e: &AdapterError, dealership: Option<&str>, principal: &str) -> ToolError {
     // The detail (status, vendor code) goes to the operator's log, never to the caller.
@@ -47,7 +47,7 @@ pub fn from_adapter(e: &AdapterError, dealership: Option<&str>, principal: &str)
             "The dealer's system has been failing; the bridge is pausing calls to it. Try again later.",
         )
         .with_details(json!({ "retry_after_ms": retry_after.as_millis().max(1) as u64 })),
-        AdapterError::QuotaExhausted { retry_after } => crate::gateway::limits::rate_limited("upstream", *retry_after),
+        AdapterError::QuotaExhausted { retry_after } => crate::contract::error::rate_limited("upstream", *retry_after),
         AdapterError::Unsupported => ToolError::new(
             ErrorCode::CapabilityUnsupported,
             "This dealership's system does not offer that operation.",

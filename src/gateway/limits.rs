@@ -4,24 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::num::NonZeroU32;
 use std::time::Duration;
 
+use governor::DefaultKeyedRateLimiter;
 use governor::clock::Clock;
-use governor::{DefaultKeyedRateLimiter, Quota};
-use serde_json::json;
 
-use super::auth::Principal;
-use super::error::{ErrorCode, ToolError};
 use crate::config::{Rate, RateLimitsConfig, TokenConfig, ToolClass};
-
-/// A governor quota for `rate`; `default_burst` applies when the rate names none.
-pub fn quota(rate: &Rate, default_burst: u32) -> Option<Quota> {
-    let requests = rate.requests.max(1);
-    let period = rate.per.checked_div(requests)?;
-    let burst = NonZeroU32::new(rate.burst.unwrap_or(default_burst).max(1))?;
-    Quota::with_period(period.max(Duration::from_nanos(1))).map(|q| q.allow_burst(burst))
-}
+use crate::contract::Principal;
 
 /// All caller quotas.
 pub struct CallerLimits {
@@ -51,7 +40,10 @@ impl LimitScope {
 
 impl CallerLimits {
     pub fn new(config: &RateLimitsConfig, tokens: &[TokenConfig]) -> Self {
-        let keyed = |rate: &Rate| quota(rate, rate.requests).map(DefaultKeyedRateLimiter::keyed);
+        let keyed = |rate: &Rate| {
+            rate.quota(rate.requests)
+                .map(DefaultKeyedRateLimiter::keyed)
+        };
         Self {
             per_token: config.per_token.as_ref().and_then(keyed),
             overrides: tokens
@@ -59,10 +51,9 @@ impl CallerLimits {
                 .filter_map(|t| {
                     Some((
                         t.name.clone(),
-                        governor::DefaultDirectRateLimiter::direct(quota(
-                            t.rate_limit.as_ref()?,
-                            t.rate_limit?.requests,
-                        )?),
+                        governor::DefaultDirectRateLimiter::direct(
+                            t.rate_limit.as_ref()?.quota(t.rate_limit?.requests)?,
+                        ),
                     ))
                 })
                 .collect(),
@@ -74,7 +65,7 @@ impl CallerLimits {
             anonymous: config
                 .anonymous
                 .as_ref()
-                .and_then(|r| quota(r, r.requests))
+                .and_then(|r| r.quota(r.requests))
                 .map(DefaultKeyedRateLimiter::keyed),
         }
     }
@@ -117,14 +108,4 @@ impl CallerLimits {
         }
         Ok(())
     }
-}
-
-/// The caller-visible error for a refused call.
-pub fn rate_limited(scope: &str, retry_after: Duration) -> ToolError {
-    let ms = retry_after.as_millis().max(1) as u64;
-    ToolError::new(
-        ErrorCode::RateLimited,
-        "Too many requests. Wait for details.retry_after_ms, then try again.",
-    )
-    .with_details(json!({ "retry_after_ms": ms, "scope": scope }))
 }

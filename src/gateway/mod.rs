@@ -5,16 +5,10 @@
 
 pub mod auth;
 pub mod cache;
-pub mod cursor;
-pub mod error;
 mod error_map;
 pub mod limits;
-pub mod metrics;
-mod payload;
 mod pipeline;
-pub mod progress;
 mod schemas;
-pub mod trace;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,20 +16,21 @@ use std::sync::Arc;
 use chrono_tz::Tz;
 use serde::de::DeserializeOwned;
 
-pub use payload::Payload;
+pub use crate::contract::Payload;
 pub use pipeline::{CallError, CallOutcome, Caller};
 
-use self::auth::{Authenticator, Owner, Principal};
+use self::auth::Authenticator;
 use self::cache::ReadCache;
-use self::cursor::CursorCodec;
-use self::error::{ErrorCode, Problems, ToolError};
 use self::limits::CallerLimits;
-use self::metrics::Metrics;
 use crate::adapters::{Adapter, AdapterError};
 use crate::config::LimitsConfig;
+use crate::contract::cursor::CursorCodec;
+use crate::contract::error::{ErrorCode, Problems, ToolError};
+use crate::contract::{Owner, Principal};
 use crate::leads::LeadDesk;
 use crate::model::{DealershipProfile, Domain, Money, vin};
 use crate::store::{AuditWriter, Store};
+use crate::telemetry::metrics::Metrics;
 use crate::tools::ToolId;
 
 /// A domain routed to an upstream instance.

@@ -13,15 +13,15 @@ use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 use tracing::Instrument;
 
-use super::auth::Principal;
 use super::cache::{CacheInfo, Payload};
-use super::error::{ErrorCode, ToolError};
-use super::limits::rate_limited;
-use super::metrics::{CacheLabels, RateLimitLabels};
-use super::trace::{CURRENT, TraceContext};
 use super::{Check, Gateway, ToolArgs, ToolContext};
 use crate::adapters::UpstreamAdapter;
+use crate::contract::Principal;
+use crate::contract::error::rate_limited;
+use crate::contract::error::{ErrorCode, ToolError};
 use crate::store::{AuditRecord, argument_shape};
+use crate::telemetry::metrics::{CacheLabels, RateLimitLabels};
+use crate::telemetry::trace::{CURRENT, TraceContext};
 use crate::tools::{ToolId, dealership, deals, inventory, leads, repair_orders, service};
 
 /// A call that could not become a tool result.
@@ -39,7 +39,7 @@ pub struct Caller {
     pub client_ip: Option<IpAddr>,
     pub trace: TraceContext,
     /// Where progress reports go, when the client asked for them.
-    pub progress: Option<Arc<dyn super::progress::ProgressSink>>,
+    pub progress: Option<Arc<dyn crate::telemetry::progress::ProgressSink>>,
 }
 
 /// A finished call.
@@ -75,8 +75,11 @@ impl Gateway {
         let (result, facts) = CURRENT
             .scope(
                 caller.trace.clone(),
-                super::progress::scope(caller.progress.clone(), self.dispatch(tool, caller, args))
-                    .instrument(span.clone()),
+                crate::telemetry::progress::scope(
+                    caller.progress.clone(),
+                    self.dispatch(tool, caller, args),
+                )
+                .instrument(span.clone()),
             )
             .await;
         let elapsed = started.elapsed();
@@ -210,10 +213,12 @@ impl Gateway {
                 schema_problems.into_result()?;
                 // The schema accepted it, so this is a gap between schema and type: say where, keep it generic.
                 tracing::warn!(error = %e, "Arguments passed the schema but not the parser.");
-                return Err(ToolError::invalid_arguments(vec![super::error::Problem {
-                    pointer: String::new(),
-                    message: "do not match the tool's inputSchema".into(),
-                }]));
+                return Err(ToolError::invalid_arguments(vec![
+                    crate::contract::error::Problem {
+                        pointer: String::new(),
+                        message: "do not match the tool's inputSchema".into(),
+                    },
+                ]));
             }
         };
         // Only a dealership that exists is recorded: an unchecked id is caller text (possibly PII).

@@ -7,8 +7,8 @@ use rmcp::model::Tool;
 use serde_json::Value;
 
 use super::Gateway;
-use super::auth::Principal;
-use super::error::{Problems, ToolError};
+use crate::contract::Principal;
+use crate::contract::error::{Problems, ToolError};
 use crate::tools::ToolId;
 
 /// Compiled input-schema validators, one per tool.

@@ -72,13 +72,13 @@ impl LeadDesk {
 pub fn metrics_status(
     status: crate::tools::leads::LeadStatus,
     replayed: bool,
-) -> crate::gateway::metrics::LeadLabels {
+) -> crate::telemetry::metrics::LeadLabels {
     let status = match (replayed, status) {
         (true, _) => "replayed",
         (false, crate::tools::leads::LeadStatus::Received) => "received",
         (false, crate::tools::leads::LeadStatus::Duplicate) => "duplicate",
     };
-    crate::gateway::metrics::LeadLabels { status }
+    crate::telemetry::metrics::LeadLabels { status }
 }
 
 /// A new lead id: time-ordered (UUIDv7), so ids sort like the leads.

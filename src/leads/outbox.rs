@@ -17,9 +17,9 @@ use super::record::ts;
 use crate::adapters::{Adapter, AdapterError, DeliveryReceipt, LeadDelivery, UpstreamAdapter};
 use crate::adf;
 use crate::config::DeliveryConfig;
-use crate::gateway::metrics::Metrics;
-use crate::gateway::trace::{CURRENT, TraceContext};
 use crate::store::{Store, StoreError};
+use crate::telemetry::metrics::Metrics;
+use crate::telemetry::trace::{CURRENT, TraceContext};
 
 /// Longest idle wait between outbox scans (new leads wake the worker at once).
 const IDLE_POLL: Duration = Duration::from_secs(1);

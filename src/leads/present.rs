@@ -1,7 +1,7 @@
 //! A stored lead as `leads.get`/`leads.list` show it: customer data minimised
 //! (initials, masked e-mail and phone), consent summarised.
 
-use crate::gateway::error::ToolError;
+use crate::contract::error::ToolError;
 use crate::tools::leads::{
     AppointmentOutcome, ConsentGrant, ConsentSummary, CreateArgs, CustomerSummary, DeliveryState,
     DeliveryView, LeadStatus, LeadView, TradeIn, VehicleOfInterest, VehicleSummary, sale_condition,

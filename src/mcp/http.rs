@@ -23,9 +23,9 @@ use super::forwarded::ClientAddress;
 use super::front::{self, McpFront};
 use crate::adapters::UpstreamAdapter;
 use crate::config::{ForwardedHeader, ServerConfig};
+use crate::contract::Principal;
 use crate::gateway::Gateway;
-use crate::gateway::auth::Principal;
-use crate::gateway::trace::TraceContext;
+use crate::telemetry::trace::TraceContext;
 
 /// What the HTTP layer needs from config.
 #[derive(Debug, Clone)]

@@ -23,9 +23,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use crate::gateway::auth::{Principal, Scope};
-use crate::gateway::trace::TraceContext;
+use crate::contract::{Principal, Scope};
 use crate::gateway::{CallError, CallOutcome, Caller, Gateway};
+use crate::telemetry::trace::TraceContext;
 use crate::tools::{TOOLSET_VERSION, ToolId};
 use splice::SpliceSlot;
 

@@ -7,7 +7,7 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RequestContext};
 use tokio::sync::mpsc;
 
-use crate::gateway::progress::ProgressSink;
+use crate::telemetry::progress::ProgressSink;
 
 /// Sends reports in order, from a task of its own: adapters report without
 /// waiting on the client's connection. The task ends with the call.

@@ -10,8 +10,8 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use serde_json::{Value, json};
 
-use crate::gateway::auth::Principal;
-use crate::gateway::error::{ErrorCode, ToolError};
+use crate::contract::Principal;
+use crate::contract::error::{ErrorCode, ToolError};
 use crate::gateway::{Caller, Gateway};
 
 const SCHEME: &str = "dms://dealerships/";
@@ -150,7 +150,7 @@ fn parse(uri: &str) -> Option<(&'static str, Value)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::limits::rate_limited;
+    use crate::contract::error::rate_limited;
 
     #[test]
     fn read_errors_keep_their_meaning() {

@@ -32,7 +32,7 @@ use bytes::Bytes;
 use http_body::{Frame, SizeHint};
 use serde_json::Value;
 
-use crate::gateway::Payload;
+use crate::contract::Payload;
 
 /// The placeholders' text, and the same as JSON strings (as they appear in an answer).
 struct Markers {

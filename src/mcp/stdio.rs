@@ -7,8 +7,8 @@ use rmcp::ServiceExt;
 use rmcp::transport::stdio;
 
 use super::McpServer;
+use crate::contract::Principal;
 use crate::gateway::Gateway;
-use crate::gateway::auth::Principal;
 
 /// Serves until the client closes stdin.
 pub async fn serve(gateway: Gateway, principal: Arc<Principal>) -> anyhow::Result<()> {

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Store;
-use crate::gateway::metrics::Metrics;
+use crate::telemetry::metrics::Metrics;
 
 const CHANNEL: usize = 8192;
 const BATCH: usize = 256;

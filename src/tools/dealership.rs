@@ -35,7 +35,7 @@ pub struct ListResult {
     pub items: Vec<DealershipSummary>,
 }
 
-use crate::gateway::error::ToolError;
+use crate::contract::error::ToolError;
 use crate::gateway::{Payload, ToolArgs, ToolContext};
 use crate::tools::to_result;
 

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::adapters::{TradeValueRequest, UpstreamAdapter};
-use crate::gateway::Payload;
-use crate::gateway::error::{ErrorCode, ToolError};
+use crate::contract::Payload;
+use crate::contract::error::{ErrorCode, ToolError};
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::{Domain, Mileage, Money, vin};
 use crate::tools::leads::WearCondition;

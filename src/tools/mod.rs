@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::config::ToolClass;
-use crate::gateway::auth::Scope;
+use crate::contract::Scope;
 use crate::model::Domain;
 
 /// Version of the public tool contract (TOOLSET.md). Bump the major on any
@@ -308,9 +308,9 @@ pub(crate) fn iso_date(text: &str) -> Option<chrono::NaiveDate> {
 /// serialize is a bug, logged and hidden.
 pub(crate) fn to_result(
     result: &impl serde::Serialize,
-) -> Result<crate::gateway::Payload, crate::gateway::error::ToolError> {
-    crate::gateway::Payload::serialize(result).map_err(|e| {
+) -> Result<crate::contract::Payload, crate::contract::error::ToolError> {
+    crate::contract::Payload::serialize(result).map_err(|e| {
         tracing::error!(error = %e, "Could not serialize a tool result.");
-        crate::gateway::error::ToolError::internal()
+        crate::contract::error::ToolError::internal()
     })
 }

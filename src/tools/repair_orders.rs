@@ -9,9 +9,9 @@ use serde_json::json;
 
 use crate::adapters::repair_order::{PayTotal, RepairOrder, RoJob, RoVehicle};
 use crate::adapters::{RoQuery, RoRef, RoStatus, UpstreamAdapter};
-use crate::gateway::Payload;
-use crate::gateway::cursor::CursorCodec;
-use crate::gateway::error::{ErrorCode, ToolError};
+use crate::contract::Payload;
+use crate::contract::cursor::CursorCodec;
+use crate::contract::error::{ErrorCode, ToolError};
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::{Domain, vin};
 use crate::tools::{iso_date, to_result};

@@ -22,10 +22,8 @@ use super::mapping::{MapContext, MappedUnit, VehicleMapping, map_vehicle};
 use super::resilience::UpstreamPolicy;
 use super::rest::DealershipContext;
 use super::rest::template::{Template, TemplateContext};
-use super::{
-    AdapterError, InventorySnapshot, SoldUnit, UpstreamAdapter, UpstreamInstance, catalog,
-};
-use crate::config::{FeedUpstreamConfig, resolve_secret};
+use super::{AdapterError, InventorySnapshot, SoldUnit, UpstreamAdapter, UpstreamInstance};
+use crate::config::{FeedUpstreamConfig, catalog, resolve_secret};
 use crate::model::Domain;
 
 /// A feed upstream for one dealership. Cheap to clone; clones share state.

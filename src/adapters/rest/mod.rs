@@ -28,7 +28,8 @@ use super::repair_order::{RepairOrder, RoQuery, RoRef};
 use super::resilience::UpstreamPolicy;
 use super::service::{Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest};
 use super::valuation::{TradeValueRequest, Valuation};
-use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance, catalog};
+use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance};
+use crate::config::catalog;
 use crate::config::{RestUpstreamConfig, resolve_secret};
 use crate::model::Domain;
 

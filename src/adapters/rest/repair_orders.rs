@@ -21,7 +21,7 @@ use crate::adapters::mapping::path::scalar_text;
 use crate::adapters::mapping::{RoMapping, ValuePath};
 use crate::adapters::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::adapters::ro_common::{self, RecentOrders};
-use crate::gateway::progress;
+use crate::telemetry::progress;
 
 /// The compiled `[repair_orders]` section.
 pub(super) struct RepairOrdersOp {

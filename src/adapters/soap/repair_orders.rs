@@ -22,7 +22,7 @@ use crate::adapters::mapping::{RoMapping, list_at};
 use crate::adapters::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::adapters::rest::template::TemplateContext;
 use crate::adapters::ro_common::{self, RecentOrders};
-use crate::gateway::progress;
+use crate::telemetry::progress;
 
 /// Days of one per-day list; the tools never ask for more (92 days apart).
 const MAX_DAYS: usize = 93;

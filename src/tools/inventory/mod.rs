@@ -8,9 +8,9 @@ pub use args::*;
 use serde_json::json;
 
 use crate::adapters::{Lookup, UnitRef, UpstreamAdapter};
-use crate::gateway::Payload;
-use crate::gateway::cursor::CursorCodec;
-use crate::gateway::error::{ErrorCode, ToolError};
+use crate::contract::Payload;
+use crate::contract::cursor::CursorCodec;
+use crate::contract::error::{ErrorCode, ToolError};
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::{Domain, vin};
 use crate::tools::to_result;

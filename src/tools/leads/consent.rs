@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::args::{ConsentGrant, CreateArgs, PreferredContact};
 use super::notice::WithheldContactPoint;
-use crate::gateway::error::{ErrorCode, ToolError};
+use crate::contract::error::{ErrorCode, ToolError};
 
 /// The only scope AAP v1.0 defines for `lead.submit`.
 pub const LEAD_SCOPE: &str = "lead_submission";

@@ -14,8 +14,8 @@ use super::view::{
 };
 use crate::adapters::{Lookup, UnitRef, UpstreamAdapter};
 use crate::adf;
-use crate::gateway::Payload;
-use crate::gateway::error::{ErrorCode, Problem, ToolError};
+use crate::contract::Payload;
+use crate::contract::error::{ErrorCode, Problem, ToolError};
 use crate::gateway::{Dealership, ToolContext};
 use crate::leads::adf_map::{AdfContext, to_adf};
 use crate::leads::metrics_status;
@@ -100,7 +100,7 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Payloa
         upstream: route.upstream.clone(),
         channel: channel.to_owned(),
         document,
-        traceparent: crate::gateway::trace::TraceContext::current_header(),
+        traceparent: crate::telemetry::trace::TraceContext::current_header(),
     };
     let (decision, stored) = desk
         .accept(&lead, |d| base.stored(d, &lead_id))

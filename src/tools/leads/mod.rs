@@ -21,9 +21,9 @@ pub use view::*;
 use chrono::Utc;
 use serde_json::json;
 
-use crate::gateway::Payload;
-use crate::gateway::cursor::CursorCodec;
-use crate::gateway::error::{ErrorCode, ToolError};
+use crate::contract::Payload;
+use crate::contract::cursor::CursorCodec;
+use crate::contract::error::{ErrorCode, ToolError};
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::leads::{ListQuery, present};
 use crate::tools::to_result;

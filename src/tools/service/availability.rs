@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::slots::{SlotView, free_slots, slot_view};
 use super::vehicle::{ServiceCode, VehicleQuery, check_codes, check_vehicle, resolve_vehicle};
-use crate::gateway::Payload;
-use crate::gateway::error::ToolError;
+use crate::contract::Payload;
+use crate::contract::error::ToolError;
 use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::Domain;
 use crate::tools::{iso_date, to_result};

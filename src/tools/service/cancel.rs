@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::book::store_error;
 use crate::adapters::{AdapterError, CancelRequest, UpstreamAdapter};
-use crate::gateway::Payload;
-use crate::gateway::auth::Owner;
-use crate::gateway::error::{ErrorCode, ToolError};
+use crate::contract::Owner;
+use crate::contract::Payload;
+use crate::contract::error::{ErrorCode, ToolError};
 use crate::gateway::{ToolArgs, ToolContext};
 use crate::model::Domain;
 use crate::store::bookings;

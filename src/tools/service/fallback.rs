@@ -6,9 +6,9 @@
 
 use super::book_args::{BookArgs, BookResult, BookingStatus};
 use super::vehicle::VehicleRef;
-use crate::gateway::Payload;
+use crate::contract::Payload;
+use crate::contract::error::{ErrorCode, ToolError};
 use crate::gateway::ToolContext;
-use crate::gateway::error::{ErrorCode, ToolError};
 use crate::model::Domain;
 use crate::tools::leads::{
     AppointmentRequest, AppointmentStatus, AppointmentType, CreateArgs, CreateResult, Customer,

@@ -9,8 +9,8 @@ use super::book_args::BookArgs;
 use super::slots::{lookahead, next_starts};
 use super::vehicle::VehicleRef;
 use crate::adapters::Adapter;
+use crate::contract::error::{ErrorCode, ToolError};
 use crate::gateway::ToolContext;
-use crate::gateway::error::{ErrorCode, ToolError};
 
 /// Alternatives offered with `service.slot_unavailable`.
 const RECOVERY_SLOTS: usize = 5;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::adapters::{AdapterError, Lookup, SlotRequest, UnitRef, UpstreamAdapter};
-use crate::gateway::error::{Problem, ToolError};
+use crate::contract::error::{Problem, ToolError};
 use crate::gateway::{Check, ToolContext};
 use crate::model::{Domain, vin};
 

@@ -247,3 +247,14 @@ impl ToolError {
         json!({ "error": error })
     }
 }
+
+/// The caller-visible error for a call refused by a quota (the caller's own,
+/// `scope` naming which, or the upstream's).
+pub fn rate_limited(scope: &str, retry_after: std::time::Duration) -> ToolError {
+    let ms = retry_after.as_millis().max(1) as u64;
+    ToolError::new(
+        ErrorCode::RateLimited,
+        "Too many requests. Wait for details.retry_after_ms, then try again.",
+    )
+    .with_details(json!({ "retry_after_ms": ms, "scope": scope }))
+}
