@@ -25,19 +25,31 @@ use crate::contract::{DealershipGrant, Principal, Scope};
 use crate::gateway::auth::Authenticator;
 use crate::gateway::cache::ReadCache;
 use crate::gateway::limits::CallerLimits;
-use crate::gateway::{Dealership, Gateway, GatewayParts, Route};
+use crate::gateway::{Gateway, GatewayParts};
 use crate::leads::LeadDesk;
 use crate::leads::outbox::Outbox;
 use crate::model::{DealershipProfile, Domain};
 use crate::store::{AuditWriter, Store, StoreError};
 use crate::telemetry::metrics::Metrics;
+use crate::tools::{Dealership, Route, ServiceParts, Services};
 
 /// Everything built from the config, before anything runs.
 pub struct Runtime {
-    parts: GatewayParts,
+    parts: Parts,
     feeds: Vec<FeedAdapter>,
     store: StoreConfig,
     leads: LeadsConfig,
+}
+
+/// What `build` makes; `start` adds the store and what needs it.
+struct Parts {
+    dealerships: Vec<Dealership>,
+    auth: Authenticator,
+    limits: crate::config::LimitsConfig,
+    cursors: CursorCodec,
+    cache: ReadCache,
+    caller_limits: CallerLimits,
+    metrics: Arc<Metrics>,
 }
 
 /// A running gateway and its background work.
@@ -50,16 +62,16 @@ pub struct Started {
 impl Runtime {
     /// Opens the store, starts the audit writer and feed polling (all stop
     /// when `cancel` fires) and returns the gateway.
-    pub async fn start(mut self, cancel: &CancellationToken) -> Result<Started, StoreError> {
+    pub async fn start(self, cancel: &CancellationToken) -> Result<Started, StoreError> {
         let store = Store::open(&self.store.url).await?;
-        let mut audit_task = None;
+        let (mut audit, mut audit_task) = (None, None);
         if self.store.audit {
             let (writer, task) = AuditWriter::start(
                 store.clone(),
                 self.parts.metrics.clone(),
                 cancel.child_token(),
             );
-            self.parts.audit = Some(writer);
+            audit = Some(writer);
             audit_task = Some(task);
         }
         let wake = Arc::new(Notify::new());
@@ -71,13 +83,27 @@ impl Runtime {
             self.parts.metrics.clone(),
         );
         let outbox_task = outbox.spawn(cancel.child_token());
-        self.parts.leads = Some(LeadDesk::new(&store, self.leads, wake));
-        self.parts.store = Some(store);
+        let leads = LeadDesk::new(&store, self.leads, wake);
         for feed in &self.feeds {
             feed.spawn_refresh(cancel.child_token());
         }
+        let p = self.parts;
+        let services = Services::new(ServiceParts {
+            dealerships: p.dealerships,
+            limits: p.limits,
+            cursors: p.cursors,
+            metrics: p.metrics,
+            store,
+            leads,
+        });
         Ok(Started {
-            gateway: Gateway::new(self.parts),
+            gateway: Gateway::new(GatewayParts {
+                services,
+                auth: p.auth,
+                cache: p.cache,
+                caller_limits: p.caller_limits,
+                audit,
+            }),
             audit_task,
             outbox_task,
         })
@@ -146,7 +172,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
     if !errors.is_empty() {
         return Err(ConfigErrors(errors));
     }
-    let parts = GatewayParts {
+    let parts = Parts {
         dealerships,
         auth,
         limits: config.limits.clone(),
@@ -154,9 +180,6 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         cache: ReadCache::new(&config.cache),
         caller_limits: CallerLimits::new(&config.rate_limits, &config.tokens),
         metrics,
-        store: None,
-        audit: None,
-        leads: None,
     };
     Ok(Runtime {
         parts,

@@ -8,13 +8,13 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
-use dms_bridge::config::catalog::{self, builtin_mapping, builtin_profile};
 use dms_bridge::adapters::feed::parse_rows;
 use dms_bridge::adapters::mapping::{
     MapContext, MappedUnit, RoMapping, VehicleMapping, map_vehicle,
 };
 use dms_bridge::adapters::rest::profile::Profile;
 use dms_bridge::adapters::soap::profile::SoapProfile;
+use dms_bridge::config::catalog::{self, builtin_mapping, builtin_profile};
 use dms_bridge::model::Vehicle;
 use serde_json::Value;
 

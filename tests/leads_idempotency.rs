@@ -196,7 +196,7 @@ async fn every_submission_keeps_its_full_consent_grant_as_sent() {
     assert_eq!(b["status"], "duplicate");
     assert_eq!(a["lead_id"], b["lead_id"]);
 
-    let pool = bridge.gateway.store().unwrap().pool();
+    let pool = bridge.gateway.store().pool();
     let stored: Vec<String> = sqlx::query_scalar(
         "SELECT consent FROM lead_submissions WHERE lead_id = ? ORDER BY received_at",
     )

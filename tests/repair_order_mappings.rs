@@ -3,9 +3,9 @@
 //! shape maps, and the same order read from different DMS shapes comes out
 //! the same (status, times, vehicle, jobs, money).
 
-use dms_bridge::config::catalog::builtin_mapping;
 use dms_bridge::adapters::mapping::{RoMapping, map_repair_order};
 use dms_bridge::adapters::repair_order::RepairOrder;
+use dms_bridge::config::catalog::builtin_mapping;
 use serde_json::Value;
 
 fn fixture(path: &str) -> Value {

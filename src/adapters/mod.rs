@@ -2,6 +2,7 @@
 //! Per-dealership instances are data (config + `adapters/` profiles + `mappings/`).
 
 pub mod adf;
+mod caller_error;
 
 mod error;
 pub mod feed;

@@ -3,7 +3,6 @@
 //! caller rate limits → read cache (single flight) → handler under a deadline →
 //! result size limit → metrics, log line and audit record.
 
-use std::future::Future;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -14,15 +13,16 @@ use serde_json::{Value, json};
 use tracing::Instrument;
 
 use super::cache::{CacheInfo, Payload};
-use super::{Check, Gateway, ToolArgs, ToolContext};
+use super::{Gateway, write};
 use crate::adapters::UpstreamAdapter;
+use crate::config::ToolClass;
 use crate::contract::Principal;
 use crate::contract::error::rate_limited;
 use crate::contract::error::{ErrorCode, ToolError};
 use crate::store::{AuditRecord, argument_shape};
 use crate::telemetry::metrics::{CacheLabels, RateLimitLabels};
 use crate::telemetry::trace::{CURRENT, TraceContext};
-use crate::tools::{ToolId, dealership, deals, inventory, leads, repair_orders, service};
+use crate::tools::{AnyArgs, Check, Dealership, HandlerError, ToolContext, ToolId, unsupported};
 
 /// A call that could not become a tool result.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,9 +84,7 @@ impl Gateway {
             .await;
         let elapsed = started.elapsed();
         let outcome = result.as_ref().err().map_or("ok", |e| e.code.as_str());
-        self.inner
-            .metrics
-            .record_call(tool.name(), outcome, elapsed);
+        self.metrics().record_call(tool.name(), outcome, elapsed);
         span.in_scope(|| {
             tracing::info!(principal = %caller.principal.name, dealership = facts.dealership.as_deref(), outcome,
                 cache_hit = facts.cache.is_some_and(|c| c.hit), latency_us = elapsed.as_micros() as u64, "Tool call.");
@@ -121,93 +119,25 @@ impl Gateway {
         args: Value,
     ) -> (Result<Payload, ToolError>, Facts) {
         let mut facts = Facts::default();
-        let result = match tool {
-            ToolId::DealershipList => {
-                self.run(tool, caller, args, &mut facts, dealership::list)
-                    .await
-            }
-            ToolId::DealershipGet => {
-                self.run(tool, caller, args, &mut facts, dealership::get)
-                    .await
-            }
-            ToolId::InventorySearch => {
-                self.run(tool, caller, args, &mut facts, inventory::search)
-                    .await
-            }
-            ToolId::InventoryGet => {
-                self.run(tool, caller, args, &mut facts, inventory::get)
-                    .await
-            }
-            ToolId::InventoryFacets => {
-                self.run(tool, caller, args, &mut facts, inventory::facets)
-                    .await
-            }
-            ToolId::LeadsCreate => {
-                self.run(tool, caller, args, &mut facts, leads::create)
-                    .await
-            }
-            ToolId::LeadsGet => self.run(tool, caller, args, &mut facts, leads::get).await,
-            ToolId::LeadsList => self.run(tool, caller, args, &mut facts, leads::list).await,
-            ToolId::DealsRequestTradeValue => {
-                self.run(tool, caller, args, &mut facts, deals::request_trade_value)
-                    .await
-            }
-            ToolId::ServiceCheckAvailability => {
-                self.run(tool, caller, args, &mut facts, service::check_availability)
-                    .await
-            }
-            ToolId::ServiceBookAppointment => {
-                self.run(tool, caller, args, &mut facts, service::book_appointment)
-                    .await
-            }
-            ToolId::ServiceCancelAppointment => {
-                self.run(tool, caller, args, &mut facts, service::cancel_appointment)
-                    .await
-            }
-            ToolId::ServiceGetRepairOrder => {
-                self.run(
-                    tool,
-                    caller,
-                    args,
-                    &mut facts,
-                    repair_orders::get_repair_order,
-                )
-                .await
-            }
-            ToolId::ServiceListRepairOrders => {
-                self.run(
-                    tool,
-                    caller,
-                    args,
-                    &mut facts,
-                    repair_orders::list_repair_orders,
-                )
-                .await
-            }
-        };
+        let result = self.run(tool, caller, args, &mut facts).await;
         (result, facts)
     }
 
-    async fn run<'a, A, F, Fut>(
-        &'a self,
+    async fn run(
+        &self,
         tool: ToolId,
-        caller: &'a Caller,
+        caller: &Caller,
         args: Value,
         facts: &mut Facts,
-        handler: F,
-    ) -> Result<Payload, ToolError>
-    where
-        A: ToolArgs,
-        F: FnOnce(ToolContext<'a>, A) -> Fut,
-        Fut: Future<Output = Result<Payload, ToolError>>,
-    {
+    ) -> Result<Payload, ToolError> {
         let principal = caller.principal.as_ref();
         // Schema problems and semantic ones come back in one answer: arguments
         // that still parse (a bad pattern, a length) also get the semantic checks.
         let schema_problems = self.schema_problems(tool, &args)?;
         // serde_json objects keep keys sorted, so this is canonical.
         let canonical = tool.cacheable().then(|| args.to_string());
-        let parsed: A = match serde_json::from_value(args) {
+        let request_hash = (tool.class() == ToolClass::Write).then(|| write::request_hash(&args));
+        let parsed = match (tool.spec().parse)(args) {
             Ok(parsed) => parsed,
             Err(e) => {
                 schema_problems.into_result()?;
@@ -226,7 +156,7 @@ impl Gateway {
             .dealership_id()
             .filter(|id| self.dealership(id).is_some())
             .map(str::to_owned);
-        let (dealership, cache_ttl) = match self.admit(tool, principal, &parsed, facts) {
+        let (dealership, cache_ttl) = match self.admit(tool, principal, parsed.as_ref(), facts) {
             Ok(admitted) => admitted,
             // Argument problems are reported before access ones, as they always were.
             Err(e) => {
@@ -234,7 +164,7 @@ impl Gateway {
                 return Err(e);
             }
         };
-        let mut check = Check::new(self, dealership);
+        let mut check = Check::new(self.services(), dealership);
         parsed.validate(&mut check);
         check.after_schema(schema_problems).into_result()?;
         if let Err((scope, wait)) =
@@ -242,8 +172,7 @@ impl Gateway {
                 .limits_by_caller
                 .check(principal, caller.client_ip, tool.class())
         {
-            self.inner
-                .metrics
+            self.metrics()
                 .rate_limited
                 .get_or_create(&RateLimitLabels {
                     scope: scope.as_str(),
@@ -252,20 +181,23 @@ impl Gateway {
             return Err(rate_limited(scope.as_str(), wait));
         }
         let ctx = ToolContext {
-            gateway: self,
+            services: self.services(),
             tool,
             principal,
             dealership,
         };
-        let deadline = self.limits().call_timeout;
-        let work = async move {
-            // Boxed: tool futures differ wildly in size, and the largest would size them all.
-            tokio::time::timeout(deadline, Box::pin(handler(ctx, parsed))).await.unwrap_or_else(|_| {
-                Err(ToolError::new(ErrorCode::UpstreamTimeout, "The call took longer than the bridge allows. Try again, or narrow the request."))
-            })
-        };
-        let payload = match (cache_ttl, canonical, tool.domain(), dealership) {
-            (Some(ttl), Some(canonical), Some(domain), Some(d)) => {
+        let write = request_hash.zip(dealership).map(|(hash, d)| write::Write {
+            tool,
+            dealership: d,
+            principal,
+            key: parsed.idempotency_key().map(str::to_owned),
+            request_hash: hash,
+            conflict: parsed.idempotency_conflict(),
+        });
+        let work = self.handle(ctx, parsed);
+        let payload = match (cache_ttl, canonical, tool.domain(), dealership, write) {
+            (_, _, _, _, Some(write)) => self.write_once(write, work).await?,
+            (Some(ttl), Some(canonical), Some(domain), Some(d), None) => {
                 let key = self
                     .inner
                     .cache
@@ -273,8 +205,7 @@ impl Gateway {
                 let (payload, info) = self.inner.cache.get_or_compute(key, ttl, work).await?;
                 if let Some(info) = info {
                     let result = if info.hit { "hit" } else { "miss" };
-                    self.inner
-                        .metrics
+                    self.metrics()
                         .cache
                         .get_or_create(&CacheLabels {
                             tool: tool.name(),
@@ -291,15 +222,41 @@ impl Gateway {
         Ok(payload)
     }
 
+    /// The handler under the call deadline, its upstream failures mapped to
+    /// what the caller sees (the one mapping for every tool).
+    async fn handle(
+        &self,
+        ctx: ToolContext<'_>,
+        args: Box<dyn AnyArgs>,
+    ) -> Result<Payload, ToolError> {
+        let deadline = self.limits().call_timeout;
+        let dealership = ctx.dealership.map(|d| d.profile.id.as_str());
+        let principal = &ctx.principal.name;
+        // Boxed by the table: tool futures differ wildly in size, and the largest would size them all.
+        match tokio::time::timeout(deadline, (ctx.tool.spec().handle)(ctx, args)).await {
+            Ok(Ok(payload)) => Ok(payload),
+            Ok(Err(HandlerError::Refused(e))) => Err(e),
+            Ok(Err(HandlerError::Upstream(e))) => {
+                // The detail (status, vendor code) goes to the operator's log, never to the caller.
+                tracing::warn!(error = %e, dealership, principal = %principal, "Upstream call failed.");
+                Err(e.to_caller())
+            }
+            Err(_) => Err(ToolError::new(
+                ErrorCode::UpstreamTimeout,
+                "The call took longer than the bridge allows. Try again, or narrow the request.",
+            )),
+        }
+    }
+
     /// Access: dealership scoping, the tool's scope, the route; and the cache
     /// TTL when the result may be cached.
-    fn admit<'a, A: ToolArgs>(
+    fn admit<'a>(
         &'a self,
         tool: ToolId,
         principal: &Principal,
-        parsed: &A,
+        parsed: &dyn AnyArgs,
         facts: &mut Facts,
-    ) -> Result<(Option<&'a super::Dealership>, Option<std::time::Duration>), ToolError> {
+    ) -> Result<(Option<&'a Dealership>, Option<std::time::Duration>), ToolError> {
         let dealership = match parsed.dealership_id() {
             Some(id) => Some(self.authorize(principal, id, tool)?),
             None => None,
@@ -315,10 +272,7 @@ impl Gateway {
         }
         let mut cache_ttl = None;
         if let (Some(domain), Some(d)) = (tool.domain(), dealership) {
-            let route = d
-                .routes
-                .get(&domain)
-                .ok_or_else(|| super::unsupported(domain))?;
+            let route = d.routes.get(&domain).ok_or_else(|| unsupported(domain))?;
             facts.adapter = Some(route.upstream.clone());
             if tool.cacheable() && !route.adapter.serves_local_copy() {
                 cache_ttl = Some(self.inner.cache.ttl(domain));
@@ -349,7 +303,7 @@ impl Gateway {
         principal: &Principal,
         id: &str,
         tool: ToolId,
-    ) -> Result<&'a super::Dealership, ToolError> {
+    ) -> Result<&'a Dealership, ToolError> {
         let dealership = self.dealership(id).filter(|_| principal.may_use(id));
         match dealership {
             Some(d) if !principal.anonymous || tool.domain().is_none() || d.anonymous_inventory => {

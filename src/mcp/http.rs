@@ -192,15 +192,12 @@ fn unauthorized(token_presented: bool) -> Response {
 /// Ready when the store answers; upstream circuits are reported but an
 /// unhealthy dealer system does not take the whole bridge out of rotation.
 async fn readyz(State(gateway): State<Gateway>) -> Response {
-    let store = match gateway.store() {
-        None => "not configured",
-        Some(store) => match store.ping().await {
-            Ok(()) => "ok",
-            Err(e) => {
-                tracing::warn!(error = %e, "Store is not answering.");
-                "error"
-            }
-        },
+    let store = match gateway.store().ping().await {
+        Ok(()) => "ok",
+        Err(e) => {
+            tracing::warn!(error = %e, "Store is not answering.");
+            "error"
+        }
     };
     let mut upstreams = serde_json::Map::new();
     for dealership in gateway.dealerships() {

@@ -4,6 +4,7 @@
 
 mod audit;
 pub mod bookings;
+pub mod idempotency;
 
 use std::str::FromStr;
 use std::sync::Arc;

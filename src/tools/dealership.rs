@@ -35,9 +35,8 @@ pub struct ListResult {
     pub items: Vec<DealershipSummary>,
 }
 
-use crate::contract::error::ToolError;
-use crate::gateway::{Payload, ToolArgs, ToolContext};
 use crate::tools::to_result;
+use crate::tools::{Handled, ToolArgs, ToolContext};
 
 impl ToolArgs for ListArgs {
     fn dealership_id(&self) -> Option<&str> {
@@ -51,9 +50,9 @@ impl ToolArgs for GetArgs {
     }
 }
 
-pub async fn list(ctx: ToolContext<'_>, _args: ListArgs) -> Result<Payload, ToolError> {
+pub async fn list(ctx: ToolContext<'_>, _args: ListArgs) -> Handled {
     let items = ctx
-        .gateway
+        .services
         .dealerships()
         .filter(|d| ctx.principal.may_use(&d.profile.id))
         .map(|d| DealershipSummary {
@@ -68,7 +67,7 @@ pub async fn list(ctx: ToolContext<'_>, _args: ListArgs) -> Result<Payload, Tool
     to_result(&ListResult { items })
 }
 
-pub async fn get(ctx: ToolContext<'_>, _args: GetArgs) -> Result<Payload, ToolError> {
+pub async fn get(ctx: ToolContext<'_>, _args: GetArgs) -> Handled {
     let dealership = ctx.dealership()?;
     let mut profile = dealership.profile.clone();
     profile.domains = dealership.domains_for(ctx.principal);

@@ -7,12 +7,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::adapters::{TradeValueRequest, UpstreamAdapter};
-use crate::contract::Payload;
 use crate::contract::error::{ErrorCode, ToolError};
-use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::{Domain, Mileage, Money, vin};
 use crate::tools::leads::WearCondition;
 use crate::tools::to_result;
+use crate::tools::{Check, Handled, ToolArgs, ToolContext};
 
 /// How long a quoted range stands: providers refresh values weekly.
 const VALID_DAYS: i64 = 7;
@@ -89,10 +88,7 @@ impl ToolArgs for TradeValueArgs {
     }
 }
 
-pub async fn request_trade_value(
-    ctx: ToolContext<'_>,
-    args: TradeValueArgs,
-) -> Result<Payload, ToolError> {
+pub async fn request_trade_value(ctx: ToolContext<'_>, args: TradeValueArgs) -> Handled {
     let dealership = ctx.dealership()?;
     let vin = vin::normalize(&args.vin);
     let zip = args
@@ -107,8 +103,7 @@ pub async fn request_trade_value(
     let valuation = ctx
         .adapter(Domain::Deals)?
         .trade_value(&request)
-        .await
-        .map_err(ctx.upstream_error())?
+        .await?
         .ok_or_else(|| unavailable(&args.dealership_id))?;
     let value = args.condition.map(|c| match c {
         WearCondition::Excellent | WearCondition::Good => valuation.clean.clone(),

@@ -9,11 +9,10 @@ use serde_json::json;
 
 use crate::adapters::repair_order::{PayTotal, RepairOrder, RoJob, RoVehicle};
 use crate::adapters::{RoQuery, RoRef, RoStatus, UpstreamAdapter};
-use crate::contract::Payload;
 use crate::contract::cursor::CursorCodec;
 use crate::contract::error::{ErrorCode, ToolError};
-use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::{Domain, vin};
+use crate::tools::{Check, Handled, ToolArgs, ToolContext};
 use crate::tools::{iso_date, to_result};
 
 /// The widest date range one list may ask for.
@@ -175,23 +174,19 @@ fn list_hash(args: &ListRepairOrdersArgs) -> String {
     }))
 }
 
-pub async fn get_repair_order(
-    ctx: ToolContext<'_>,
-    args: GetRepairOrderArgs,
-) -> Result<Payload, ToolError> {
+pub async fn get_repair_order(ctx: ToolContext<'_>, args: GetRepairOrderArgs) -> Handled {
     let dealership = ctx.dealership()?;
     let which = match (&args.ro_number, &args.repair_order_id) {
         (Some(n), _) => RoRef::Number(n),
         (None, Some(id)) => RoRef::Id(id),
-        (None, None) => return Err(ToolError::internal()),
+        (None, None) => return Err(ToolError::internal().into()),
     };
     let found = ctx
         .adapter(Domain::RepairOrders)?
         .repair_order(which)
-        .await
-        .map_err(ctx.upstream_error())?;
+        .await?;
     let Some(ro) = found else {
-        return Err(not_found(&args.dealership_id));
+        return Err(not_found(&args.dealership_id).into());
     };
     to_result(&RepairOrderResult {
         repair_order: view(ro, dealership.timezone),
@@ -199,10 +194,7 @@ pub async fn get_repair_order(
     })
 }
 
-pub async fn list_repair_orders(
-    ctx: ToolContext<'_>,
-    args: ListRepairOrdersArgs,
-) -> Result<Payload, ToolError> {
+pub async fn list_repair_orders(ctx: ToolContext<'_>, args: ListRepairOrdersArgs) -> Handled {
     let dealership = ctx.dealership()?;
     let tz = dealership.timezone;
     let (from, to) = args.range(tz);
@@ -221,8 +213,7 @@ pub async fn list_repair_orders(
     let mut orders = ctx
         .adapter(Domain::RepairOrders)?
         .repair_orders(&query)
-        .await
-        .map_err(ctx.upstream_error())?;
+        .await?;
     // Newest activity first; the RO number breaks ties so pages are stable.
     orders.sort_by(|a, b| {
         last_activity(b)
@@ -231,7 +222,7 @@ pub async fn list_repair_orders(
     });
     orders.dedup_by(|a, b| a.ro_number == b.ro_number);
     let hash = list_hash(&args);
-    let page = ctx.gateway.cursors().page(
+    let page = ctx.services.cursors.page(
         args.cursor.as_deref(),
         &args.dealership_id,
         &hash,

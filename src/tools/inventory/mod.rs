@@ -8,12 +8,11 @@ pub use args::*;
 use serde_json::json;
 
 use crate::adapters::{Lookup, UnitRef, UpstreamAdapter};
-use crate::contract::Payload;
 use crate::contract::cursor::CursorCodec;
 use crate::contract::error::{ErrorCode, ToolError};
-use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::{Domain, vin};
 use crate::tools::to_result;
+use crate::tools::{Check, Handled, ToolArgs, ToolContext};
 
 impl ToolArgs for SearchArgs {
     fn dealership_id(&self) -> Option<&str> {
@@ -86,16 +85,12 @@ fn search_hash(args: &SearchArgs) -> String {
     CursorCodec::query_hash(&json!({ "filters": args.filters, "sort": args.sort, "zip": args.zip }))
 }
 
-pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Result<Payload, ToolError> {
-    let snapshot = ctx
-        .adapter(Domain::Inventory)?
-        .inventory()
-        .await
-        .map_err(ctx.upstream_error())?;
+pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Handled {
+    let snapshot = ctx.adapter(Domain::Inventory)?.inventory().await?;
     let hits = query::select(&snapshot.listed, &args.filters, args.sort);
     let limit = ctx.page_size(args.limit);
     let hash = search_hash(&args);
-    let page = ctx.gateway.cursors().page(
+    let page = ctx.services.cursors.page(
         args.cursor.as_deref(),
         &args.dealership_id,
         &hash,
@@ -111,28 +106,20 @@ pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Result<Payload, T
     })
 }
 
-pub async fn facets(ctx: ToolContext<'_>, args: FacetsArgs) -> Result<Payload, ToolError> {
-    let snapshot = ctx
-        .adapter(Domain::Inventory)?
-        .inventory()
-        .await
-        .map_err(ctx.upstream_error())?;
+pub async fn facets(ctx: ToolContext<'_>, args: FacetsArgs) -> Handled {
+    let snapshot = ctx.adapter(Domain::Inventory)?.inventory().await?;
     let hits = query::select(&snapshot.listed, &args.filters, None);
     to_result(&query::facets(&hits))
 }
 
-pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Payload, ToolError> {
-    let snapshot = ctx
-        .adapter(Domain::Inventory)?
-        .inventory()
-        .await
-        .map_err(ctx.upstream_error())?;
+pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Handled {
+    let snapshot = ctx.adapter(Domain::Inventory)?.inventory().await?;
     let normalized_vin = args.vin.as_deref().map(vin::normalize);
     let unit = match (&args.vehicle_id, &normalized_vin, &args.stock) {
         (Some(id), _, _) => UnitRef::Id(id),
         (None, Some(v), _) => UnitRef::Vin(v),
         (None, None, Some(s)) => UnitRef::Stock(s),
-        (None, None, None) => return Err(ToolError::internal()),
+        (None, None, None) => return Err(ToolError::internal().into()),
     };
     let search_again = json!({ "dealership_id": args.dealership_id, "filters": {} });
     match snapshot.lookup(unit) {
@@ -147,7 +134,8 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Payload, ToolErr
             "inventory.search",
             search_again,
             "Search for similar vehicles that are available.",
-        )),
+        )
+        .into()),
         Lookup::NotFound => Err(ToolError::new(
             ErrorCode::InventoryVehicleNotFound,
             "This dealership has no vehicle with that identifier.",
@@ -156,6 +144,7 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Payload, ToolErr
             "inventory.search",
             search_again,
             "Search the dealership's inventory to find the vehicle's id.",
-        )),
+        )
+        .into()),
     }
 }

@@ -14,21 +14,20 @@ use super::view::{
 };
 use crate::adapters::{Lookup, UnitRef, UpstreamAdapter};
 use crate::adf;
-use crate::contract::Payload;
 use crate::contract::error::{ErrorCode, Problem, ToolError};
-use crate::gateway::{Dealership, ToolContext};
 use crate::leads::adf_map::{AdfContext, to_adf};
 use crate::leads::metrics_status;
 use crate::leads::present::delivery_view;
 use crate::leads::{Decision, NewLead, fingerprint, new_lead_id, payload_hash};
 use crate::model::{Condition, Domain, vin};
 use crate::tools::to_result;
+use crate::tools::{Dealership, Handled, ToolContext};
 
 use super::store_error;
 
-pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Payload, ToolError> {
+pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
     let dealership = ctx.dealership()?;
-    let desk = ctx.gateway.leads().ok_or_else(ToolError::internal)?;
+    let desk = &ctx.services.leads;
     let route = dealership
         .routes
         .get(&Domain::Leads)
@@ -107,13 +106,13 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Payloa
         .await
         .map_err(store_error)?;
     let (mut result, replayed) = match decision {
-        Decision::Conflict => return Err(idempotency_conflict()),
+        Decision::Conflict => return Err(idempotency_conflict().into()),
         Decision::Replay { answer } => (parse_answer(&answer)?, true),
         Decision::Received | Decision::Duplicate { .. } => (parse_answer(&stored)?, false),
     };
     result.replayed = replayed;
-    ctx.gateway
-        .metrics()
+    ctx.services
+        .metrics
         .leads
         .get_or_create(&metrics_status(result.status, replayed))
         .inc();
@@ -124,8 +123,6 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Result<Payloa
     {
         result.delivery = delivery_view(&current.delivery);
     }
-    ctx.gateway
-        .invalidate(&dealership.profile.id, Domain::Leads);
     to_result(&result)
 }
 
@@ -235,7 +232,7 @@ type Enriched = (Option<String>, Vec<Warning>);
 /// Lead capture must not depend on inventory: if it cannot be read, the lead
 /// goes in as given and the agent is told that availability is unknown.
 async fn enrich_vehicle(
-    ctx: &ToolContext<'_>,
+    _ctx: &ToolContext<'_>,
     dealership: &Dealership,
     args: &mut CreateArgs,
 ) -> Result<Enriched, ToolError> {
@@ -266,7 +263,7 @@ async fn enrich_vehicle(
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "Inventory unavailable; the lead goes in without vehicle details.");
-            return unchecked(ctx.upstream_error()(e).code);
+            return unchecked(e.to_caller().code);
         }
         Err(_) => {
             tracing::warn!("Inventory too slow; the lead goes in without vehicle details.");

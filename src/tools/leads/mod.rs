@@ -21,12 +21,11 @@ pub use view::*;
 use chrono::Utc;
 use serde_json::json;
 
-use crate::contract::Payload;
 use crate::contract::cursor::CursorCodec;
 use crate::contract::error::{ErrorCode, ToolError};
-use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::leads::{ListQuery, present};
 use crate::tools::to_result;
+use crate::tools::{Check, Handled, ToolArgs, ToolContext};
 
 /// How far ahead an appointment may be requested.
 const MAX_AHEAD_DAYS: i64 = 366;
@@ -244,8 +243,8 @@ fn list_hash(args: &ListArgs) -> String {
     }))
 }
 
-pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Payload, ToolError> {
-    let desk = ctx.gateway.leads().ok_or_else(ToolError::internal)?;
+pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Handled {
+    let desk = &ctx.services.leads;
     // Another principal's lead answers exactly like an unknown id, so ids cannot be probed.
     let owner = ctx.owner();
     let stored = desk
@@ -262,15 +261,16 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Result<Payload, ToolErr
             "leads.list",
             json!({ "dealership_id": args.dealership_id }),
             "List the leads taken for this dealership.",
-        )),
+        )
+        .into()),
     }
 }
 
-pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Result<Payload, ToolError> {
-    let desk = ctx.gateway.leads().ok_or_else(ToolError::internal)?;
+pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
+    let desk = &ctx.services.leads;
     let limit = ctx.page_size(args.limit);
     let hash = list_hash(&args);
-    let cursors = ctx.gateway.cursors();
+    let cursors = &ctx.services.cursors;
     let offset = match &args.cursor {
         Some(c) => cursors.decode(c, &args.dealership_id, &hash).unwrap_or(0),
         None => 0,

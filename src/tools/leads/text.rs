@@ -11,7 +11,7 @@
 //!   control character and noncharacter is removed, and the result is trimmed.
 //!   A message is worth delivering even when a copy-paste brought junk along.
 
-use crate::gateway::Check;
+use crate::tools::Check;
 
 /// A Unicode noncharacter (U+FDD0..U+FDEF and the last two code points of
 /// every plane): never meant for interchange; U+FFFE and U+FFFF are not even

@@ -7,10 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::slots::{SlotView, free_slots, slot_view};
 use super::vehicle::{ServiceCode, VehicleQuery, check_codes, check_vehicle, resolve_vehicle};
-use crate::contract::Payload;
 use crate::contract::error::ToolError;
-use crate::gateway::{Check, ToolArgs, ToolContext};
 use crate::model::Domain;
+use crate::tools::{Check, Handled, ToolArgs, ToolContext};
 use crate::tools::{iso_date, to_result};
 
 /// The widest date range one call may ask for.
@@ -101,21 +100,16 @@ impl AvailabilityArgs {
     }
 }
 
-pub async fn check_availability(
-    ctx: ToolContext<'_>,
-    args: AvailabilityArgs,
-) -> Result<Payload, ToolError> {
+pub async fn check_availability(ctx: ToolContext<'_>, args: AvailabilityArgs) -> Handled {
     let dealership = ctx.dealership()?;
     let adapter = ctx.adapter(Domain::Service)?;
     let vehicle = resolve_vehicle(&ctx, &args.vehicle()).await?;
     let codes: Vec<String> = args.service_codes.iter().map(|c| c.0.clone()).collect();
     check_codes(&ctx, &codes).await?;
     let (Some(from), Some(to)) = (iso_date(&args.from), iso_date(&args.to)) else {
-        return Err(ToolError::internal());
+        return Err(ToolError::internal().into());
     };
-    let slots = free_slots(&ctx, adapter, &vehicle.request(&codes, from, to))
-        .await
-        .map_err(ctx.upstream_error())?;
+    let slots = free_slots(&ctx, adapter, &vehicle.request(&codes, from, to)).await?;
     let tz = dealership.timezone;
     to_result(&AvailabilityResult {
         items: slots.into_iter().map(|s| slot_view(s, tz)).collect(),

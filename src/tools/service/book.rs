@@ -13,9 +13,7 @@ use super::slots::{free_slots, local, lookahead, next_starts};
 use super::turns;
 use super::vehicle::{check_codes, resolve_vehicle};
 use crate::adapters::{AdapterError, BookedStatus, BookingRequest, UpstreamAdapter};
-use crate::contract::Payload;
 use crate::contract::error::{ErrorCode, ToolError};
-use crate::gateway::{Dealership, ToolContext};
 use crate::model::Domain;
 use crate::store::bookings::{self, NewBooking, Prior};
 use crate::tools::leads::WithheldContactPoint;
@@ -23,16 +21,14 @@ use crate::tools::leads::appointment::within_hours;
 use crate::tools::leads::consent::withhold;
 use crate::tools::leads::text::clean_optional_free_text;
 use crate::tools::to_result;
+use crate::tools::{Dealership, Handled, ToolContext};
 
 /// Appointments whose length the scheduler does not say last this long.
 const SLOT_MINUTES: i64 = 30;
 /// Alternatives offered with `proposed`.
 const PROPOSALS: usize = 3;
 
-pub async fn book_appointment(
-    ctx: ToolContext<'_>,
-    mut args: BookArgs,
-) -> Result<Payload, ToolError> {
+pub async fn book_appointment(ctx: ToolContext<'_>, mut args: BookArgs) -> Handled {
     let dealership = ctx.dealership()?;
     let adapter = ctx.adapter(Domain::Service)?;
     let start = args.start_time().ok_or_else(ToolError::internal)?;
@@ -41,7 +37,7 @@ pub async fn book_appointment(
     clean_optional_free_text(&mut args.comment);
     let c = &mut args.customer;
     let withheld = withhold(args.consent.as_ref(), &mut c.email, &mut c.phone);
-    let store = ctx.gateway.store().ok_or_else(ToolError::internal)?;
+    let store = &ctx.services.store;
     let key = args.idempotency_key.as_deref().filter(|_| !args.dry_run);
     let _turn = match key {
         Some(k) => Some(turns::take(turn_key(&ctx, k)).await),
@@ -59,7 +55,7 @@ pub async fn book_appointment(
         .map_err(store_error)?;
         match prior {
             Prior::Replay { answer } => return replay(&answer),
-            Prior::Conflict => return Err(idempotency_conflict()),
+            Prior::Conflict => return Err(idempotency_conflict().into()),
             Prior::Unseen => {}
         }
     }
@@ -90,11 +86,13 @@ pub async fn book_appointment(
     if args.dry_run {
         // A dry run answers what a real call would: a taken slot is refused.
         let day = start.with_timezone(&dealership.timezone).date_naive();
-        let open = free_slots(&ctx, adapter, &vehicle.request(&codes, day, day))
-            .await
-            .map_err(ctx.upstream_error())?;
+        let open = free_slots(&ctx, adapter, &vehicle.request(&codes, day, day)).await?;
         if !open.iter().any(|s| s.start == start) {
-            return Err(slot_taken(&ctx, adapter, &args, &vehicle, &codes, start, NOT_OPEN).await);
+            return Err(
+                slot_taken(&ctx, adapter, &args, &vehicle, &codes, start, NOT_OPEN)
+                    .await
+                    .into(),
+            );
         }
         return to_result(&answer.dry_run(BookingPreview {
             service_codes: codes,
@@ -120,19 +118,18 @@ pub async fn book_appointment(
     let booking = match adapter.book_appointment(&request).await {
         Ok(booking) => booking,
         Err(AdapterError::SlotUnavailable) => {
-            // What the cache says is open is now known to be wrong.
-            ctx.gateway
-                .invalidate(&dealership.profile.id, Domain::Service);
-            return Err(slot_taken(&ctx, adapter, &args, &vehicle, &codes, start, TAKEN).await);
+            return Err(
+                slot_taken(&ctx, adapter, &args, &vehicle, &codes, start, TAKEN)
+                    .await
+                    .into(),
+            );
         }
         Err(AdapterError::Unsupported) => {
             let base = answer.base(BookingStatus::Requested, String::new());
             return request_as_lead(ctx, &args, &vehicle, &codes, base).await;
         }
-        Err(e) => return Err(ctx.upstream_error()(e)),
+        Err(e) => return Err(e.into()),
     };
-    ctx.gateway
-        .invalidate(&dealership.profile.id, Domain::Service);
     let status = match booking.status {
         BookedStatus::Booked => BookingStatus::Booked,
         BookedStatus::Waitlisted => BookingStatus::Waitlisted,
@@ -242,7 +239,7 @@ fn turn_key(ctx: &ToolContext<'_>, key: &str) -> String {
     format!("{dealership}\u{1f}{}\u{1f}{key}", ctx.principal.name)
 }
 
-fn replay(answer: &str) -> Result<Payload, ToolError> {
+fn replay(answer: &str) -> Handled {
     let mut result: BookResult = serde_json::from_str(answer).map_err(|e| {
         tracing::error!(error = %e, "A stored booking answer could not be read.");
         ToolError::internal()

@@ -7,10 +7,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::vehicle::{ServiceCode, VehicleQuery, VehicleRef, check_vehicle};
-use crate::gateway::{Check, ToolArgs};
 use crate::tools::leads::consent::{check_channels, check_grant};
 use crate::tools::leads::text::check_line;
 use crate::tools::leads::{ConsentGrant, WithheldContactPoint, check_contact};
+use crate::tools::{Check, ToolArgs};
 
 /// The consent scope of a service booking. AAP v1.x defines only
 /// `lead_submission` (for `lead.submit`); a booking is a different use of the

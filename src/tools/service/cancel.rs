@@ -12,12 +12,11 @@ use serde::{Deserialize, Serialize};
 use super::book::store_error;
 use crate::adapters::{AdapterError, CancelRequest, UpstreamAdapter};
 use crate::contract::Owner;
-use crate::contract::Payload;
 use crate::contract::error::{ErrorCode, ToolError};
-use crate::gateway::{ToolArgs, ToolContext};
 use crate::model::Domain;
 use crate::store::bookings;
 use crate::tools::to_result;
+use crate::tools::{Handled, ToolArgs, ToolContext};
 
 /// `service.cancel_appointment` arguments.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -59,20 +58,17 @@ impl ToolArgs for CancelArgs {
     }
 }
 
-pub async fn cancel_appointment(
-    ctx: ToolContext<'_>,
-    args: CancelArgs,
-) -> Result<Payload, ToolError> {
+pub async fn cancel_appointment(ctx: ToolContext<'_>, args: CancelArgs) -> Handled {
     let dealership = ctx.dealership()?;
     let adapter = ctx.adapter(Domain::Service)?;
     let dealership_id = &dealership.profile.id;
     if let Owner::Only(principal) = ctx.owner() {
-        let store = ctx.gateway.store().ok_or_else(ToolError::internal)?;
+        let store = &ctx.services.store;
         let mine = bookings::booked_by(store, dealership_id, &args.appointment_id, Some(principal))
             .await
             .map_err(store_error)?;
         if !mine {
-            return Err(not_found());
+            return Err(not_found().into());
         }
     }
     if args.dry_run {
@@ -89,14 +85,16 @@ pub async fn cancel_appointment(
     };
     match adapter.cancel_appointment(&request).await {
         Ok(()) => {}
-        Err(AdapterError::NotFound) => return Err(not_found()),
-        Err(e) => return Err(ctx.upstream_error()(e)),
+        Err(AdapterError::NotFound) => return Err(not_found().into()),
+        Err(e) => return Err(e.into()),
     }
-    // The freed slot is open again: cached availability no longer says so.
-    ctx.gateway.invalidate(dealership_id, Domain::Service);
-    if let Some(store) = ctx.gateway.store()
-        && let Err(e) =
-            bookings::mark_cancelled(store, dealership_id, &args.appointment_id, Utc::now()).await
+    if let Err(e) = bookings::mark_cancelled(
+        &ctx.services.store,
+        dealership_id,
+        &args.appointment_id,
+        Utc::now(),
+    )
+    .await
     {
         // The scheduler has cancelled: failing the call now would misreport it.
         tracing::error!(error = %e, dealership = %dealership_id, "A cancellation was made but could not be recorded.");

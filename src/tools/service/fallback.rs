@@ -6,14 +6,13 @@
 
 use super::book_args::{BookArgs, BookResult, BookingStatus};
 use super::vehicle::VehicleRef;
-use crate::contract::Payload;
 use crate::contract::error::{ErrorCode, ToolError};
-use crate::gateway::ToolContext;
 use crate::model::Domain;
 use crate::tools::leads::{
     AppointmentRequest, AppointmentStatus, AppointmentType, CreateArgs, CreateResult, Customer,
 };
 use crate::tools::to_result;
+use crate::tools::{Handled, HandlerError, ToolContext};
 
 /// The lead's source when the consent grant names no agent.
 const SOURCE: &str = "dms-bridge service.book_appointment";
@@ -25,21 +24,23 @@ pub async fn request_as_lead(
     vehicle: &VehicleRef,
     codes: &[String],
     base: BookResult,
-) -> Result<Payload, ToolError> {
+) -> Handled {
     let dealership = ctx.dealership()?;
-    if !dealership.routes.contains_key(&Domain::Leads) || ctx.gateway.leads().is_none() {
+    if !dealership.routes.contains_key(&Domain::Leads) {
         return Err(ToolError::new(
             ErrorCode::CapabilityUnsupported,
             "This dealership's scheduler cannot book through the bridge, and the dealership takes no leads through it either.",
         )
-        .with_hint("Give the customer the dealership's service phone number from dealership.get."));
+        .with_hint("Give the customer the dealership's service phone number from dealership.get.").into());
     }
     let lead = lead_args(args, vehicle, codes);
     let created = crate::tools::leads::create(ctx, lead)
         .await
-        .map_err(|e| match e.code {
-            ErrorCode::LeadsIdempotencyConflict => super::book::idempotency_conflict(),
-            _ => e,
+        .map_err(|e| match e {
+            HandlerError::Refused(e) if e.code == ErrorCode::LeadsIdempotencyConflict => {
+                super::book::idempotency_conflict().into()
+            }
+            e => e,
         })?;
     let created: CreateResult = serde_json::from_str(created.text()).map_err(|e| {
         tracing::error!(error = %e, "A lead answer could not be read back.");

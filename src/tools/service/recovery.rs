@@ -10,7 +10,7 @@ use super::slots::{lookahead, next_starts};
 use super::vehicle::VehicleRef;
 use crate::adapters::Adapter;
 use crate::contract::error::{ErrorCode, ToolError};
-use crate::gateway::ToolContext;
+use crate::tools::ToolContext;
 
 /// Alternatives offered with `service.slot_unavailable`.
 const RECOVERY_SLOTS: usize = 5;

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::adapters::{Adapter, AdapterError, Slot, SlotRequest, UpstreamAdapter};
-use crate::gateway::ToolContext;
+use crate::tools::ToolContext;
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 pub struct SlotView {

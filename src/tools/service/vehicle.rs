@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 
 use crate::adapters::{AdapterError, Lookup, SlotRequest, UnitRef, UpstreamAdapter};
 use crate::contract::error::{Problem, ToolError};
-use crate::gateway::{Check, ToolContext};
 use crate::model::{Domain, vin};
+use crate::tools::{Check, HandlerError, ToolContext};
 
 /// A service code, as the dealership's menu names it.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -77,7 +77,7 @@ impl VehicleRef {
 pub async fn resolve_vehicle(
     ctx: &ToolContext<'_>,
     args: &VehicleQuery<'_>,
-) -> Result<VehicleRef, ToolError> {
+) -> Result<VehicleRef, HandlerError> {
     let mut vehicle = VehicleRef {
         vin: args.vin.map(vin::normalize),
         year: args.year,
@@ -87,11 +87,7 @@ pub async fn resolve_vehicle(
     let Some(id) = args.vehicle_id else {
         return Ok(vehicle);
     };
-    let snapshot = ctx
-        .adapter(Domain::Inventory)?
-        .inventory()
-        .await
-        .map_err(ctx.upstream_error())?;
+    let snapshot = ctx.adapter(Domain::Inventory)?.inventory().await?;
     match snapshot.lookup(UnitRef::Id(id)) {
         Lookup::Listed(v) => {
             vehicle.vin = vehicle.vin.or_else(|| v.vin.clone());
@@ -103,17 +99,18 @@ pub async fn resolve_vehicle(
         Lookup::Sold | Lookup::NotFound => Err(ToolError::invalid_arguments(vec![Problem {
             pointer: "/vehicle_id".into(),
             message: "this dealership lists no vehicle with this id".into(),
-        }])),
+        }])
+        .into()),
     }
 }
 
 /// Refuses codes that are not on the dealership's menu (when the upstream has one).
-pub async fn check_codes(ctx: &ToolContext<'_>, codes: &[String]) -> Result<(), ToolError> {
+pub async fn check_codes(ctx: &ToolContext<'_>, codes: &[String]) -> Result<(), HandlerError> {
     let menu = match ctx.adapter(Domain::Service)?.service_menu().await {
         Ok(menu) => menu,
         // Without a menu operation the scheduler itself judges the codes.
         Err(AdapterError::Unsupported) => return Ok(()),
-        Err(e) => return Err(ctx.upstream_error()(e)),
+        Err(e) => return Err(e.into()),
     };
     let known = |c: &str| menu.iter().any(|m| m.code.eq_ignore_ascii_case(c));
     let problems: Vec<Problem> = codes
@@ -137,5 +134,7 @@ pub async fn check_codes(ctx: &ToolContext<'_>, codes: &[String]) -> Result<(), 
     if let Some(Value::Object(details)) = error.details.as_mut() {
         details.insert("service_menu".into(), Value::Array(available));
     }
-    Err(error.with_hint("Pick codes from details.service_menu."))
+    Err(error
+        .with_hint("Pick codes from details.service_menu.")
+        .into())
 }

@@ -1,15 +1,16 @@
-//! The one place an upstream failure becomes caller-visible. Messages are fixed
-//! text: nothing from the upstream (bodies, vendor messages) passes through.
+//! What an upstream failure looks like to the caller. Messages are fixed text:
+//! nothing from the upstream (bodies, vendor messages) passes through. The
+//! pipeline applies this once to every failure a handler passes up.
 
 use serde_json::json;
 
-use crate::adapters::AdapterError;
+use super::AdapterError;
 use crate::contract::error::{ErrorCode, ToolError};
 
-pub fn from_adapter(e: &AdapterError, dealership: Option<&str>, principal: &str) -> ToolError {
-    // The detail (status, vendor code) goes to the operator's log, never to the caller.
-    tracing::warn!(error = %e, dealership, principal, "Upstream call failed.");
-    match e {
+impl AdapterError {
+    /// The caller-visible error for this failure.
+    pub fn to_caller(&self) -> ToolError {
+        match self {
         AdapterError::Unauthorized { .. } => ToolError::new(
             ErrorCode::UpstreamRejected,
             "The dealer's system refused the bridge's credentials. The bridge operator has to fix them; retrying will not help.",
@@ -52,5 +53,6 @@ pub fn from_adapter(e: &AdapterError, dealership: Option<&str>, principal: &str)
             ErrorCode::CapabilityUnsupported,
             "This dealership's system does not offer that operation.",
         ),
+    }
     }
 }

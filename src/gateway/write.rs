@@ -1,0 +1,154 @@
+//! The write step: what every write tool gets from the pipeline, whatever it
+//! writes. A call with an idempotency key runs at most once per key (the turn
+//! is taken in the store, so it holds across processes sharing it): a retry
+//! of the same request replays the first answer, a different request with the
+//! key is refused, and a call arriving while the first still runs waits for
+//! its answer. After the write, cached reads of the tool's domain are retired.
+
+use std::future::Future;
+use std::time::Duration;
+
+use chrono::Utc;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::Gateway;
+use crate::contract::{Payload, Principal, ToolError};
+use crate::store::idempotency::{self, KeyRef, Turn};
+use crate::tools::{Dealership, ToolId};
+
+/// How long an answer replays for its key (a day, as payment APIs do).
+const ANSWER_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How often a call waiting on a key held by another call asks again.
+const WAIT_STEP: Duration = Duration::from_millis(25);
+
+/// A write about to run.
+pub struct Write<'a> {
+    pub tool: ToolId,
+    pub dealership: &'a Dealership,
+    pub principal: &'a Principal,
+    /// The caller's key, when the write must happen at most once for it.
+    pub key: Option<String>,
+    /// What a replay must match, over the request as sent.
+    pub request_hash: String,
+    /// The tool's answer to a key reused for another request.
+    pub conflict: ToolError,
+}
+
+/// SHA-256 of the request as sent, without `dry_run` (a dry run writes nothing,
+/// so it neither takes nor replays a key).
+pub fn request_hash(args: &Value) -> String {
+    let mut args = args.clone();
+    if let Value::Object(map) = &mut args {
+        map.remove("dry_run");
+    }
+    // serde_json objects keep keys sorted, so equal requests hash equally.
+    hex::encode(Sha256::digest(args.to_string().as_bytes()))
+}
+
+impl Gateway {
+    /// Runs `work` as the write `write` describes.
+    pub(super) async fn write_once(
+        &self,
+        write: Write<'_>,
+        work: impl Future<Output = Result<Payload, ToolError>>,
+    ) -> Result<Payload, ToolError> {
+        let dealership = write.dealership.profile.id.as_str();
+        let result = match &write.key {
+            None => work.await,
+            Some(key) => {
+                let key = KeyRef {
+                    dealership,
+                    principal: &write.principal.name,
+                    tool: write.tool.name(),
+                    key,
+                };
+                self.once_per_key(key, &write.request_hash, write.conflict, work)
+                    .await
+            }
+        };
+        // Retired whatever the outcome: a failed write may still have changed
+        // the upstream (a timeout after it committed) or shown the cache wrong
+        // (a slot taken by someone else).
+        if let Some(domain) = write.tool.domain() {
+            self.inner.cache.invalidate(dealership, domain);
+        }
+        result
+    }
+
+    async fn once_per_key(
+        &self,
+        key: KeyRef<'_>,
+        request_hash: &str,
+        conflict: ToolError,
+        work: impl Future<Output = Result<Payload, ToolError>>,
+    ) -> Result<Payload, ToolError> {
+        let store = self.store();
+        let deadline = tokio::time::Instant::now() + self.limits().call_timeout;
+        // A holder that died keeps the key until its own deadline has surely passed.
+        let lease = self.limits().call_timeout * 2;
+        loop {
+            let now = Utc::now().timestamp_millis();
+            let turn = idempotency::take_turn(
+                store,
+                key,
+                request_hash,
+                now,
+                now + millis(lease),
+                now + millis(ANSWER_KEPT),
+            )
+            .await
+            .map_err(store_failed)?;
+            match turn {
+                Turn::Taken => break,
+                Turn::Answered(answer) => return replay(&answer),
+                Turn::Conflict => return Err(conflict),
+                Turn::Busy if tokio::time::Instant::now() + WAIT_STEP < deadline => {
+                    tokio::time::sleep(WAIT_STEP).await;
+                }
+                Turn::Busy => return Err(still_running()),
+            }
+        }
+        let result = work.await;
+        let recorded = match &result {
+            Ok(payload) => idempotency::finish(store, key, payload.text()).await,
+            Err(_) => idempotency::release(store, key).await,
+        };
+        if let Err(e) = recorded {
+            // The write itself is done (or failed) upstream: misreporting it
+            // now would be worse than a key that replays nothing.
+            tracing::error!(error = %e, tool = key.tool, "Could not record an idempotency key's outcome.");
+        }
+        result
+    }
+}
+
+/// The stored answer, marked as a replay where the result says so.
+fn replay(answer: &str) -> Result<Payload, ToolError> {
+    let mut value: Value = serde_json::from_str(answer).map_err(|e| {
+        tracing::error!(error = %e, "A stored idempotent answer is not JSON.");
+        ToolError::internal()
+    })?;
+    if let Some(replayed) = value.get_mut("replayed") {
+        *replayed = Value::Bool(true);
+    }
+    Payload::serialize(&value).map_err(|_| ToolError::internal())
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn store_failed(e: crate::store::StoreError) -> ToolError {
+    tracing::error!(error = %e, "The idempotency store failed.");
+    ToolError::internal()
+}
+
+/// A call that waited its whole deadline on another call with the same key.
+fn still_running() -> ToolError {
+    ToolError::new(
+        crate::contract::ErrorCode::UpstreamTimeout,
+        "The call took longer than the bridge allows. Try again, or narrow the request.",
+    )
+}

@@ -1,0 +1,149 @@
+//! SQL for the write step's idempotency table (`migrations/0005`): taking the
+//! turn of a key, finishing it with the answer, or giving it back. Every
+//! process on the store sees the same rows, so a key is run once across
+//! replicas, not only within one process.
+
+use sqlx::Row;
+
+use super::{Store, StoreError};
+
+/// Which key: a principal's key for one tool at one dealership.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyRef<'a> {
+    pub dealership: &'a str,
+    pub principal: &'a str,
+    pub tool: &'a str,
+    pub key: &'a str,
+}
+
+/// What the store says about a key when a call asks for its turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Turn {
+    /// This call holds the key now: run the write, then finish or release it.
+    Taken,
+    /// Answered before, for the same request: replay this answer.
+    Answered(String),
+    /// Used before for a different request.
+    Conflict,
+    /// Another call holds the key and is still running: ask again shortly.
+    Busy,
+}
+
+/// Asks for the turn of `key` for a request with `request_hash`. Times are
+/// Unix milliseconds: `lease_until` bounds a claim whose holder died, and
+/// `expires_at` how long an answer replays.
+pub async fn take_turn(
+    store: &Store,
+    key: KeyRef<'_>,
+    request_hash: &str,
+    now: i64,
+    lease_until: i64,
+    expires_at: i64,
+) -> Result<Turn, StoreError> {
+    let pool = store.pool();
+    // An expired answer frees its key for a new request.
+    sqlx::query(
+        "DELETE FROM idempotency WHERE dealership = ? AND principal = ? AND tool = ? AND key = ?
+         AND state = 'done' AND expires_at <= ?",
+    )
+    .bind(key.dealership)
+    .bind(key.principal)
+    .bind(key.tool)
+    .bind(key.key)
+    .bind(now)
+    .execute(pool)
+    .await?;
+    let inserted = sqlx::query(
+        "INSERT INTO idempotency (dealership, principal, tool, key, request_hash, state, lease_until, expires_at)
+         VALUES (?, ?, ?, ?, ?, 'running', ?, ?) ON CONFLICT DO NOTHING",
+    )
+    .bind(key.dealership)
+    .bind(key.principal)
+    .bind(key.tool)
+    .bind(key.key)
+    .bind(request_hash)
+    .bind(lease_until)
+    .bind(expires_at)
+    .execute(pool)
+    .await?;
+    if inserted.rows_affected() == 1 {
+        return Ok(Turn::Taken);
+    }
+    let row = sqlx::query(
+        "SELECT request_hash, state, answer, lease_until FROM idempotency
+         WHERE dealership = ? AND principal = ? AND tool = ? AND key = ?",
+    )
+    .bind(key.dealership)
+    .bind(key.principal)
+    .bind(key.tool)
+    .bind(key.key)
+    .fetch_optional(pool)
+    .await?;
+    // Released between the insert and the read: the next ask may take it.
+    let Some(row) = row else {
+        return Ok(Turn::Busy);
+    };
+    if row.try_get::<String, _>("request_hash")? != request_hash {
+        return Ok(Turn::Conflict);
+    }
+    if row.try_get::<String, _>("state")? == "done" {
+        return Ok(Turn::Answered(
+            row.try_get::<Option<String>, _>("answer")?
+                .unwrap_or_default(),
+        ));
+    }
+    if row.try_get::<i64, _>("lease_until")? > now {
+        return Ok(Turn::Busy);
+    }
+    // The holder's lease lapsed (it died mid-call): take the key over, once.
+    let taken = sqlx::query(
+        "UPDATE idempotency SET lease_until = ?, expires_at = ?
+         WHERE dealership = ? AND principal = ? AND tool = ? AND key = ?
+         AND state = 'running' AND lease_until <= ?",
+    )
+    .bind(lease_until)
+    .bind(expires_at)
+    .bind(key.dealership)
+    .bind(key.principal)
+    .bind(key.tool)
+    .bind(key.key)
+    .bind(now)
+    .execute(pool)
+    .await?;
+    Ok(if taken.rows_affected() == 1 {
+        Turn::Taken
+    } else {
+        Turn::Busy
+    })
+}
+
+/// Records the answer of a key this call holds; later calls replay it.
+pub async fn finish(store: &Store, key: KeyRef<'_>, answer: &str) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE idempotency SET state = 'done', answer = ?
+         WHERE dealership = ? AND principal = ? AND tool = ? AND key = ? AND state = 'running'",
+    )
+    .bind(answer)
+    .bind(key.dealership)
+    .bind(key.principal)
+    .bind(key.tool)
+    .bind(key.key)
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+/// Gives back a key whose write failed, so the caller may retry with it.
+pub async fn release(store: &Store, key: KeyRef<'_>) -> Result<(), StoreError> {
+    sqlx::query(
+        "DELETE FROM idempotency
+         WHERE dealership = ? AND principal = ? AND tool = ? AND key = ? AND state = 'running'",
+    )
+    .bind(key.dealership)
+    .bind(key.principal)
+    .bind(key.tool)
+    .bind(key.key)
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
