@@ -8,51 +8,19 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::leads::{lead, leads_config};
+use common::process::{free_port, start_bridge};
 use common::{Client, connect};
 use dms_bridge::demo::mock_crm::MockCrm;
 use rmcp::model::CallToolRequestParams;
-use tokio::process::{Child, Command};
 
 const WORKERS: usize = 8;
 const LEADS_PER_WORKER: usize = 25;
 /// Accepted leads after which the bridge is killed.
 const KILL_AFTER: usize = 60;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
-        .args(["serve", "--config"])
-        .arg(config)
-        .env("DMS_BRIDGE_LOG", "error")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let healthz = format!("http://{addr}/healthz");
-    for _ in 0..200 {
-        if reqwest::get(&healthz)
-            .await
-            .is_ok_and(|r| r.status() == 200)
-        {
-            return child;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the bridge did not come up on {addr}");
-}
 
 /// Sends leads `[from, from + count)` one after another; records the ids answered `received`.
 async fn worker(client: Arc<Client>, from: usize, count: usize, accepted: Arc<Mutex<Vec<String>>>) {

@@ -188,6 +188,7 @@ impl Gateway {
         };
         let write = request_hash.zip(dealership).map(|(hash, d)| write::Write {
             tool,
+            ctx,
             dealership: d,
             principal,
             key: parsed.idempotency_key().map(str::to_owned),

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use super::Gateway;
 use crate::contract::{Payload, Principal, ToolError};
 use crate::store::idempotency::{self, KeyRef, Turn};
-use crate::tools::{Dealership, ToolId};
+use crate::tools::{Dealership, ToolContext, ToolId};
 
 /// How long an answer replays for its key (a day, as payment APIs do).
 const ANSWER_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
@@ -26,6 +26,8 @@ const WAIT_STEP: Duration = Duration::from_millis(25);
 /// A write about to run.
 pub struct Write<'a> {
     pub tool: ToolId,
+    /// The call's context, for bringing a replayed answer up to date.
+    pub ctx: ToolContext<'a>,
     pub dealership: &'a Dealership,
     pub principal: &'a Principal,
     /// The caller's key, when the write must happen at most once for it.
@@ -64,8 +66,13 @@ impl Gateway {
                     tool: write.tool.name(),
                     key,
                 };
-                self.once_per_key(key, &write.request_hash, write.conflict, work)
-                    .await
+                match self
+                    .once_per_key(key, &write.request_hash, write.conflict, work)
+                    .await?
+                {
+                    Done::Now(payload) => Ok(payload),
+                    Done::Before(answer) => replay(write.ctx, answer).await,
+                }
             }
         };
         // Retired whatever the outcome: a failed write may still have changed
@@ -83,7 +90,7 @@ impl Gateway {
         request_hash: &str,
         conflict: ToolError,
         work: impl Future<Output = Result<Payload, ToolError>>,
-    ) -> Result<Payload, ToolError> {
+    ) -> Result<Done, ToolError> {
         let store = self.store();
         let deadline = tokio::time::Instant::now() + self.limits().call_timeout;
         // A holder that died keeps the key until its own deadline has surely passed.
@@ -102,7 +109,7 @@ impl Gateway {
             .map_err(store_failed)?;
             match turn {
                 Turn::Taken => break,
-                Turn::Answered(answer) => return replay(&answer),
+                Turn::Answered(answer) => return Ok(Done::Before(answer)),
                 Turn::Conflict => return Err(conflict),
                 Turn::Busy if tokio::time::Instant::now() + WAIT_STEP < deadline => {
                     tokio::time::sleep(WAIT_STEP).await;
@@ -120,18 +127,37 @@ impl Gateway {
             // now would be worse than a key that replays nothing.
             tracing::error!(error = %e, tool = key.tool, "Could not record an idempotency key's outcome.");
         }
-        result
+        result.map(Done::Now)
     }
 }
 
-/// The stored answer, marked as a replay where the result says so.
-fn replay(answer: &str) -> Result<Payload, ToolError> {
-    let mut value: Value = serde_json::from_str(answer).map_err(|e| {
+/// How a keyed write ended.
+enum Done {
+    /// This call ran it.
+    Now(Payload),
+    /// An earlier call did: its stored answer.
+    Before(String),
+}
+
+/// The stored answer, marked as a replay where the tool's result can say so,
+/// and brought up to date by the tool where its row says how.
+async fn replay(ctx: ToolContext<'_>, answer: String) -> Result<Payload, ToolError> {
+    let mut value: Value = serde_json::from_str(&answer).map_err(|e| {
         tracing::error!(error = %e, "A stored idempotent answer is not JSON.");
         ToolError::internal()
     })?;
-    if let Some(replayed) = value.get_mut("replayed") {
-        *replayed = Value::Bool(true);
+    let spec = ctx.tool.spec();
+    let says_replayed = ctx
+        .tool
+        .output_schema()
+        .get("properties")
+        .and_then(|p| p.get("replayed"))
+        .is_some();
+    if let (true, Value::Object(map)) = (says_replayed, &mut value) {
+        map.insert("replayed".into(), Value::Bool(true));
+    }
+    if let Some(refresh) = spec.on_replay {
+        value = refresh(ctx, value).await;
     }
     Payload::serialize(&value).map_err(|_| ToolError::internal())
 }

@@ -7,17 +7,16 @@
 
 use chrono::{DateTime, Utc};
 
+use super::lead::{
+    AppointmentOutcome, AppointmentType, Lead, MileageArg, PreferredContact, SaleCondition,
+    TradeIn, VehicleOfInterest, parse_instant,
+};
 use crate::adf::{
     AdfAddress, AdfContact, AdfCustomer, AdfId, AdfLead, AdfPhone, AdfProvider, AdfVehicle,
     AdfVendor, Interest, Odometer, OdometerUnits, ProspectStatus, RequestDate, VehicleStatus,
 };
 use crate::model::DealershipProfile;
 use crate::model::DistanceUnit;
-use crate::tools::leads::consent::phone_and_sms_allowed;
-use crate::tools::leads::{
-    AppointmentOutcome, AppointmentType, CreateArgs, MileageArg, PreferredContact, SaleCondition,
-    TradeIn, VehicleOfInterest, wear_condition,
-};
 
 /// What the ADF document is built from besides the caller's arguments.
 pub struct AdfContext<'a> {
@@ -31,11 +30,11 @@ pub struct AdfContext<'a> {
     pub note: Option<&'a str>,
 }
 
-pub fn to_adf(args: &CreateArgs, cx: &AdfContext<'_>) -> AdfLead {
+pub fn to_adf(args: &Lead, cx: &AdfContext<'_>) -> AdfLead {
     let submitted = args
         .submitted_at
         .as_deref()
-        .and_then(crate::tools::leads::parse_instant)
+        .and_then(parse_instant)
         .unwrap_or(cx.received_at);
     let local = submitted.with_timezone(&cx.tz).fixed_offset();
     let test_drive = args
@@ -108,7 +107,7 @@ fn trade_in(t: &TradeIn) -> AdfVehicle {
         vin: t.vin.as_deref().map(crate::model::vin::normalize),
         trim: t.trim.clone(),
         odometer: t.mileage.map(odometer),
-        condition: t.condition.map(|c| wear_condition(c).to_owned()),
+        condition: t.condition.map(|c| c.as_str().to_owned()),
         ..AdfVehicle::default()
     }
 }
@@ -145,7 +144,7 @@ fn odometer(m: MileageArg) -> Odometer {
     }
 }
 
-fn customer_contact(args: &CreateArgs) -> AdfContact {
+fn customer_contact(args: &Lead) -> AdfContact {
     let c = &args.customer;
     let preferred = c.preferred_contact;
     let texts = preferred == Some(PreferredContact::Sms);
@@ -182,7 +181,7 @@ fn customer_contact(args: &CreateArgs) -> AdfContact {
 }
 
 /// The customer's message, then what ADF has no element for, one item per line.
-fn comments(args: &CreateArgs, cx: &AdfContext<'_>) -> Option<String> {
+fn comments(args: &Lead, cx: &AdfContext<'_>) -> Option<String> {
     let mut lines = Vec::new();
     if let Some(m) = args
         .message
@@ -223,7 +222,7 @@ fn comments(args: &CreateArgs, cx: &AdfContext<'_>) -> Option<String> {
     // customer allowed calls, texts or both; staff are told when it is one.
     if let Some(grant) = &args.consent
         && args.customer.phone.is_some()
-        && !phone_and_sms_allowed(grant)
+        && !grant.phone_and_sms_allowed()
     {
         lines.push(format!(
             "Contact consent: {} only (granted {})",

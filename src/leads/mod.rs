@@ -3,8 +3,8 @@
 //! view (`present`). The desk is what the tools talk to.
 
 pub mod adf_map;
+pub mod lead;
 pub mod outbox;
-pub mod present;
 pub mod record;
 
 use std::sync::Arc;
@@ -14,10 +14,10 @@ use tokio::sync::Notify;
 
 pub use record::{Decision, ListQuery, NewLead, StoredLead};
 
+use self::lead::Lead;
 use crate::config::LeadsConfig;
 use crate::model::vin;
 use crate::store::{Store, StoreError};
-use crate::tools::leads::CreateArgs;
 
 /// Takes leads into the store and wakes the outbox.
 pub struct LeadDesk {
@@ -39,18 +39,14 @@ impl LeadDesk {
         &self.config
     }
 
-    /// Commits a lead (or recognises a duplicate or a replay); a new lead
+    /// Commits a lead (or recognises a duplicate); a new lead
     /// wakes the outbox so delivery starts at once.
-    pub async fn accept(
-        &self,
-        lead: &NewLead,
-        answer: impl FnOnce(&Decision) -> String,
-    ) -> Result<(Decision, String), StoreError> {
-        let result = record::accept(&self.store, lead, answer).await?;
-        if result.0 == Decision::Received {
+    pub async fn accept(&self, lead: &NewLead) -> Result<Decision, StoreError> {
+        let decision = record::accept(&self.store, lead).await?;
+        if decision == Decision::Received {
             self.wake.notify_one();
         }
-        Ok(result)
+        Ok(decision)
     }
 
     /// The lead, if `principal` submitted it (`None`: staff, any lead).
@@ -68,19 +64,6 @@ impl LeadDesk {
     }
 }
 
-/// The `leads` metric label for an answer.
-pub fn metrics_status(
-    status: crate::tools::leads::LeadStatus,
-    replayed: bool,
-) -> crate::telemetry::metrics::LeadLabels {
-    let status = match (replayed, status) {
-        (true, _) => "replayed",
-        (false, crate::tools::leads::LeadStatus::Received) => "received",
-        (false, crate::tools::leads::LeadStatus::Duplicate) => "duplicate",
-    };
-    crate::telemetry::metrics::LeadLabels { status }
-}
-
 /// A new lead id: time-ordered (UUIDv7), so ids sort like the leads.
 pub fn new_lead_id() -> String {
     format!("ld_{}", uuid::Uuid::now_v7().simple())
@@ -89,15 +72,15 @@ pub fn new_lead_id() -> String {
 /// What makes two leads "equivalent" for the duplicate window: the same
 /// dealership, the same customer (e-mail when given, else phone), the same
 /// vehicle of interest and trade-in, the same kind of appointment.
-pub fn fingerprint(dealership: &str, args: &CreateArgs) -> String {
-    let c = &args.customer;
+pub fn fingerprint(dealership: &str, lead: &Lead) -> String {
+    let c = &lead.customer;
     let customer = c
         .email
         .as_deref()
         .map(|e| format!("email:{}", e.trim().to_lowercase()))
         .or_else(|| c.phone.as_deref().map(|p| format!("phone:{p}")))
         .unwrap_or_default();
-    let vehicle = args.vehicle_of_interest.as_ref().map(|v| {
+    let vehicle = lead.vehicle_of_interest.as_ref().map(|v| {
         identity(
             v.vin.as_deref(),
             v.stock.as_deref(),
@@ -105,7 +88,7 @@ pub fn fingerprint(dealership: &str, args: &CreateArgs) -> String {
             (v.year, v.make.as_deref(), v.model.as_deref()),
         )
     });
-    let trade = args.trade_in.as_ref().map(|t| {
+    let trade = lead.trade_in.as_ref().map(|t| {
         identity(
             t.vin.as_deref(),
             None,
@@ -113,7 +96,7 @@ pub fn fingerprint(dealership: &str, args: &CreateArgs) -> String {
             (t.year, t.make.as_deref(), t.model.as_deref()),
         )
     });
-    let appointment = args.appointment.as_ref().map(|a| a.appointment_type);
+    let appointment = lead.appointment.as_ref().map(|a| a.appointment_type);
     hash(&serde_json::json!([dealership, customer, vehicle, trade, appointment]).to_string())
 }
 
@@ -139,15 +122,6 @@ fn identity(
         part(make),
         part(model)
     )
-}
-
-/// The payload an idempotency key is bound to: every argument but `dry_run`.
-pub fn payload_hash(args: &CreateArgs) -> String {
-    let mut args = args.clone();
-    args.dry_run = false;
-    // Serialising our own plain data types cannot fail; an empty hash would only
-    // make a replay look like a conflict, never the reverse.
-    hash(&serde_json::to_string(&args).unwrap_or_default())
 }
 
 /// SHA-256 of `text`, hex: payload hashes and fingerprints.

@@ -1,4 +1,4 @@
-//! SQL for leads: the accept transaction (idempotency, duplicates, outbox row,
+//! SQL for leads: the accept transaction (duplicates, outbox row,
 //! consent audit, all or nothing) and the reads behind `leads.get`/`leads.list`.
 
 use chrono::{DateTime, Utc};
@@ -19,8 +19,6 @@ pub struct NewLead {
     pub source_agent: String,
     pub request: String,
     pub appointment: Option<String>,
-    pub idempotency_key: Option<String>,
-    pub payload_hash: String,
     pub consent: String,
     pub upstream: String,
     pub channel: String,
@@ -36,10 +34,6 @@ pub enum Decision {
     Received,
     /// An equivalent lead from the same customer is recent: recorded, not sent again.
     Duplicate { of: String },
-    /// The idempotency key was seen with the same payload: the stored answer.
-    Replay { answer: String },
-    /// The idempotency key was seen with a different payload: nothing stored.
-    Conflict,
 }
 
 /// Fixed-width UTC text, so times compare as strings.
@@ -47,39 +41,13 @@ pub fn ts(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
-/// Commits `lead` (or recognises it), atomically: `BEGIN IMMEDIATE` takes the
-/// write lock first, so two concurrent submissions with one key or one
-/// fingerprint are decided one after the other. `answer` renders the reply to
-/// store for idempotent replays.
-pub async fn accept(
-    store: &Store,
-    lead: &NewLead,
-    answer: impl FnOnce(&Decision) -> String,
-) -> Result<(Decision, String), StoreError> {
+/// Commits `lead` (or recognises a duplicate), atomically: `BEGIN IMMEDIATE`
+/// takes the write lock first, so two concurrent submissions with one
+/// fingerprint are decided one after the other. (Idempotency keys are the
+/// pipeline's write step's, before this runs.)
+pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreError> {
     let _turn = store.write_turn().await;
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    if let Some(key) = &lead.idempotency_key {
-        let seen = sqlx::query(
-            "SELECT payload_hash, answer FROM lead_submissions
-             WHERE dealership = ? AND principal = ? AND idempotency_key = ?",
-        )
-        .bind(&lead.dealership)
-        .bind(&lead.principal)
-        .bind(key)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let Some(row) = seen {
-            let hash: String = row.try_get("payload_hash")?;
-            let stored: String = row.try_get("answer")?;
-            let decision = if hash == lead.payload_hash {
-                Decision::Replay { answer: stored }
-            } else {
-                Decision::Conflict
-            };
-            tx.rollback().await?;
-            return Ok((decision, String::new()));
-        }
-    }
     let earlier: Option<String> = sqlx::query_scalar(
         "SELECT lead_id FROM leads
          WHERE dealership = ? AND fingerprint = ? AND created_at >= ?
@@ -101,11 +69,10 @@ pub async fn accept(
     if decision == Decision::Received {
         insert_lead(&mut tx, lead).await?;
     }
-    let reply = answer(&decision);
     sqlx::query(
         "INSERT INTO lead_submissions (submission_id, lead_id, dealership, principal, received_at,
-             status, idempotency_key, payload_hash, consent, answer)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             status, consent)
+         VALUES (?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&lead.submission_id)
     .bind(&lead_id)
@@ -113,14 +80,11 @@ pub async fn accept(
     .bind(&lead.principal)
     .bind(ts(lead.now))
     .bind(status)
-    .bind(&lead.idempotency_key)
-    .bind(&lead.payload_hash)
     .bind(&lead.consent)
-    .bind(&reply)
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
-    Ok((decision, reply))
+    Ok(decision)
 }
 
 async fn insert_lead(

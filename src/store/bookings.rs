@@ -1,8 +1,7 @@
-//! SQL for service bookings: the idempotency record (a key bound to a payload
-//! hash and the answer first given) and the consent audit trail.
+//! SQL for service bookings: who booked which appointment (ownership for
+//! cancellations) and the consent audit trail.
 
 use chrono::{DateTime, Utc};
-use sqlx::Row;
 
 use super::{Store, StoreError};
 
@@ -12,23 +11,10 @@ pub struct NewBooking<'a> {
     pub dealership: &'a str,
     pub principal: &'a str,
     pub now: DateTime<Utc>,
-    pub idempotency_key: Option<&'a str>,
-    pub payload_hash: &'a str,
     pub status: &'a str,
     pub appointment_id: Option<&'a str>,
+    /// The consent grant as recorded (JSON of the domain `ConsentGrant`).
     pub consent: &'a str,
-    pub answer: &'a str,
-}
-
-/// What an idempotency key has been used for before.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Prior {
-    /// Never, or no key was given.
-    Unseen,
-    /// With the same payload: the stored answer.
-    Replay { answer: String },
-    /// With a different payload.
-    Conflict,
 }
 
 /// Fixed-width UTC text, so times compare as strings.
@@ -36,54 +22,21 @@ fn ts(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
-/// How `key` was used before by this principal at this dealership.
-pub async fn prior(
-    store: &Store,
-    dealership: &str,
-    principal: &str,
-    key: &str,
-    payload_hash: &str,
-) -> Result<Prior, StoreError> {
-    let row = sqlx::query(
-        "SELECT payload_hash, answer FROM service_bookings
-         WHERE dealership = ? AND principal = ? AND idempotency_key = ?",
-    )
-    .bind(dealership)
-    .bind(principal)
-    .bind(key)
-    .fetch_optional(store.pool())
-    .await?;
-    let Some(row) = row else {
-        return Ok(Prior::Unseen);
-    };
-    let hash: String = row.try_get("payload_hash")?;
-    Ok(if hash == payload_hash {
-        Prior::Replay {
-            answer: row.try_get("answer")?,
-        }
-    } else {
-        Prior::Conflict
-    })
-}
-
 /// Records an accepted booking.
 pub async fn record(store: &Store, b: &NewBooking<'_>) -> Result<(), StoreError> {
     let _turn = store.write_turn().await;
     sqlx::query(
-        "INSERT INTO service_bookings (booking_id, dealership, principal, created_at, idempotency_key,
-             payload_hash, status, appointment_id, consent, answer)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO service_bookings (booking_id, dealership, principal, created_at,
+             status, appointment_id, consent)
+         VALUES (?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(b.booking_id)
     .bind(b.dealership)
     .bind(b.principal)
     .bind(ts(b.now))
-    .bind(b.idempotency_key)
-    .bind(b.payload_hash)
     .bind(b.status)
     .bind(b.appointment_id)
     .bind(b.consent)
-    .bind(b.answer)
     .execute(store.pool())
     .await?;
     Ok(())

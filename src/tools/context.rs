@@ -92,5 +92,13 @@ impl From<AdapterError> for HandlerError {
     }
 }
 
+/// A store failure: the detail goes to the log, the caller gets `internal`.
+impl From<crate::store::StoreError> for HandlerError {
+    fn from(error: crate::store::StoreError) -> Self {
+        tracing::error!(error = %error, "The store failed.");
+        Self::Refused(ToolError::internal())
+    }
+}
+
 /// What every handler answers.
 pub type Handled = Result<crate::contract::Payload, HandlerError>;

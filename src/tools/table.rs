@@ -40,6 +40,9 @@ pub struct ToolSpec {
     pub parse: fn(Value) -> Result<Box<dyn AnyArgs>, serde_json::Error>,
     /// Runs the handler on arguments `parse` made.
     pub handle: for<'a> fn(ToolContext<'a>, Box<dyn AnyArgs>) -> BoxFuture<'a, Handled>,
+    /// Brings a replayed answer up to date (e.g. where a lead's delivery
+    /// stands now); the write step replays stored answers as they are otherwise.
+    pub on_replay: Option<for<'a> fn(ToolContext<'a>, Value) -> BoxFuture<'a, Value>>,
 }
 
 /// A tool's parsed arguments, whatever their type: what the pipeline asks of them.
@@ -89,6 +92,8 @@ pub fn downcast<A: 'static>(args: Box<dyn AnyArgs>) -> Result<A, HandlerError> {
 
 /// A table row from its facts, types and handler.
 macro_rules! tool {
+    (@optional) => { None };
+    (@optional $f:path) => { Some($f) };
     (
         name: $name:expr,
         title: $title:expr,
@@ -101,6 +106,7 @@ macro_rules! tool {
         args: $args:ty,
         result: $result:ty,
         handler: $handler:path,
+        $(on_replay: $on_replay:path,)?
     ) => {{
         fn handle<'a>(ctx: ToolContext<'a>, args: Box<dyn AnyArgs>) -> BoxFuture<'a, Handled> {
             Box::pin(async move { $handler(ctx, downcast::<$args>(args)?).await })
@@ -118,6 +124,7 @@ macro_rules! tool {
             output_schema: schema_of::<$result>,
             parse: parse::<$args>,
             handle,
+            on_replay: tool!(@optional $($on_replay)?),
         }
     }};
 }
@@ -201,6 +208,7 @@ pub const TOOLS: &[ToolSpec] = &[
         args: leads::CreateArgs,
         result: leads::CreateResult,
         handler: leads::create,
+        on_replay: leads::refresh_replay,
     },
     tool! {
         name: "leads.get",

@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod leads;
+pub mod process;
 pub mod raw;
 
 use std::net::SocketAddr;

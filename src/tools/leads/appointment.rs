@@ -167,7 +167,7 @@ mod tests {
             duration_minutes: None,
             notes: None,
         };
-        (req, super::super::consent::parse_instant(at))
+        (req, crate::leads::lead::parse_instant(at))
     }
 
     #[test]

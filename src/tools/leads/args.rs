@@ -6,7 +6,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::model::Mileage;
+pub use crate::leads::lead::{
+    AppointmentType, MileageArg, PreferredContact, SaleCondition, WearCondition,
+};
 
 /// `leads.create` arguments.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -70,16 +72,6 @@ pub struct Customer {
     pub preferred_contact: Option<PreferredContact>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<CustomerAddress>,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum PreferredContact {
-    Email,
-    Phone,
-    /// Text messages to `phone`.
-    Sms,
-    Any,
 }
 
 /// Postal address (AAP v1.0 `Address`); `country` defaults to `US`.
@@ -167,16 +159,6 @@ pub struct VehicleOfInterest {
     pub mileage: Option<MileageArg>,
 }
 
-/// Sale condition of a vehicle of interest.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum SaleCondition {
-    New,
-    Used,
-    /// Certified pre-owned.
-    Cpo,
-}
-
 /// The customer's trade-in.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -201,24 +183,6 @@ pub struct TradeIn {
     pub condition: Option<WearCondition>,
 }
 
-/// Condition of a trade-in (ADF `<condition>`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum WearCondition {
-    Excellent,
-    Good,
-    Fair,
-    Poor,
-}
-
-/// An odometer reading: whole miles (as AAP sends it) or a value with its unit.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(untagged)]
-pub enum MileageArg {
-    Miles(#[schemars(range(max = 2_000_000))] u32),
-    Reading(Mileage),
-}
-
 /// An appointment requested with the lead (AAP `Appointment`). Only `confirmed` is a booking.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -233,25 +197,4 @@ pub struct AppointmentRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 2000))]
     pub notes: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum AppointmentType {
-    Sales,
-    Service,
-    /// Needs `vehicle_of_interest`.
-    TestDrive,
-    /// A trade-in appraisal; needs `trade_in`.
-    TradeIn,
-}
-
-impl AppointmentType {
-    /// The dealership department whose opening hours apply.
-    pub fn department(self) -> &'static str {
-        match self {
-            Self::Service => "service",
-            Self::Sales | Self::TestDrive | Self::TradeIn => "sales",
-        }
-    }
 }

@@ -5,12 +5,13 @@
 //! future or scoped to something else is `leads.invalid_consent` (AAP
 //! INVALID_CONSENT). Every problem with the grant is listed at once.
 
-use chrono::{DateTime, Duration, FixedOffset, Utc};
+use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 
 use super::args::{ConsentGrant, CreateArgs, PreferredContact};
 use super::notice::WithheldContactPoint;
 use crate::contract::error::{ErrorCode, ToolError};
+use crate::leads::lead::parse_instant;
 
 /// The only scope AAP v1.0 defines for `lead.submit`.
 pub const LEAD_SCOPE: &str = "lead_submission";
@@ -109,14 +110,6 @@ pub fn withhold(
     withheld
 }
 
-/// Whether the grant allows calls and texts alike; when it allows only one,
-/// the phone number alone does not tell the dealership which.
-pub fn phone_and_sms_allowed(grant: &ConsentGrant) -> bool {
-    ["phone", "sms"]
-        .iter()
-        .all(|c| grant.allowed_channels.iter().any(|a| a == c))
-}
-
 /// Reasons the grant itself is invalid, as `{pointer, message}` objects.
 fn grant_problems(grant: &ConsentGrant, scope: &str, now: DateTime<Utc>) -> Vec<serde_json::Value> {
     let mut problems = Vec::new();
@@ -190,11 +183,4 @@ fn missing_channels(
         }
     };
     wanted.into_iter().filter(|c| !allowed(c)).collect()
-}
-
-/// An RFC 3339 instant; a time without an offset is refused (AAP requires one).
-pub fn parse_instant(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::<FixedOffset>::parse_from_rfc3339(s.trim())
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
 }

@@ -2,12 +2,14 @@
 //! given only once the lead is committed; delivery follows from the outbox.
 
 use chrono::Utc;
-use serde_json::json;
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
 
 use super::appointment::outcome;
 use super::args::{CreateArgs, PreferredContact, SaleCondition};
-use super::consent::{parse_instant, withhold};
+use super::consent::withhold;
 use super::notice::{Warning, WithheldContactPoint};
+use super::present::{delivery_view, metrics_status};
 use super::text::{clean_line, clean_optional_free_text, clean_optional_line};
 use super::view::{
     AppointmentOutcome, CreateResult, DealerContact, DeliveryState, DeliveryView, LeadStatus,
@@ -16,14 +18,11 @@ use crate::adapters::{Lookup, UnitRef, UpstreamAdapter};
 use crate::adf;
 use crate::contract::error::{ErrorCode, Problem, ToolError};
 use crate::leads::adf_map::{AdfContext, to_adf};
-use crate::leads::metrics_status;
-use crate::leads::present::delivery_view;
-use crate::leads::{Decision, NewLead, fingerprint, new_lead_id, payload_hash};
+use crate::leads::lead::{Lead, parse_instant};
+use crate::leads::{Decision, NewLead, fingerprint, new_lead_id};
 use crate::model::{Condition, Domain, vin};
 use crate::tools::to_result;
 use crate::tools::{Dealership, Handled, ToolContext};
-
-use super::store_error;
 
 pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
     let dealership = ctx.dealership()?;
@@ -37,8 +36,6 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
         .lead_channel()
         .ok_or_else(ToolError::internal)?;
     let now = Utc::now();
-    // Bound to the payload as the caller sent it, before the bridge adds anything.
-    let payload = payload_hash(&args);
     clean(&mut args);
     // From here on `args` is what the dealership gets and what is stored.
     let c = &mut args.customer;
@@ -55,9 +52,11 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
             format!("{lead_id}-appt"),
         )
     });
+    // The lead the bridge keeps and sends, mapped from the arguments once.
+    let record = Lead::from(&args);
     let config = desk.config();
     let document = adf::render(&to_adf(
-        &args,
+        &record,
         &AdfContext {
             lead_id: &lead_id,
             id_source: &config.id_source,
@@ -87,34 +86,24 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
         now,
         duplicate_since: now
             - chrono::Duration::from_std(config.duplicate_window).unwrap_or(chrono::Duration::MAX),
-        fingerprint: fingerprint(&dealership.profile.id, &args),
-        source_agent: args.source_agent.clone(),
-        request: serde_json::to_string(&args).map_err(|_| ToolError::internal())?,
+        fingerprint: fingerprint(&dealership.profile.id, &record),
+        source_agent: record.source_agent.clone(),
+        request: record.to_stored().map_err(|_| ToolError::internal())?,
         appointment: appointment
             .as_ref()
             .and_then(|a| serde_json::to_string(a).ok()),
-        idempotency_key: args.idempotency_key.clone(),
-        payload_hash: payload,
-        consent: serde_json::to_string(&args.consent).map_err(|_| ToolError::internal())?,
+        consent: serde_json::to_string(&record.consent).map_err(|_| ToolError::internal())?,
         upstream: route.upstream.clone(),
         channel: channel.to_owned(),
         document,
         traceparent: crate::telemetry::trace::TraceContext::current_header(),
     };
-    let (decision, stored) = desk
-        .accept(&lead, |d| base.stored(d, &lead_id))
-        .await
-        .map_err(store_error)?;
-    let (mut result, replayed) = match decision {
-        Decision::Conflict => return Err(idempotency_conflict().into()),
-        Decision::Replay { answer } => (parse_answer(&answer)?, true),
-        Decision::Received | Decision::Duplicate { .. } => (parse_answer(&stored)?, false),
-    };
-    result.replayed = replayed;
+    let decision = desk.accept(&lead).await?;
+    let mut result = base.answer(&decision, &lead_id);
     ctx.services
         .metrics
         .leads
-        .get_or_create(&metrics_status(result.status, replayed))
+        .get_or_create(&metrics_status(result.status, false))
         .inc();
     // The answer names a lead this call just submitted to: no owner check needed.
     if let Ok(Some(current)) = desk
@@ -124,6 +113,27 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
         result.delivery = delivery_view(&current.delivery);
     }
     to_result(&result)
+}
+
+/// A replayed answer with where the lead's delivery stands now.
+pub fn refresh_replay(ctx: ToolContext<'_>, mut answer: Value) -> BoxFuture<'_, Value> {
+    Box::pin(async move {
+        let (Ok(dealership), Some(lead_id)) = (ctx.dealership(), answer["lead_id"].as_str()) else {
+            return answer;
+        };
+        // The key's owner made this lead: no owner check needed.
+        let current = ctx
+            .services
+            .leads
+            .get(&dealership.profile.id, lead_id, None)
+            .await;
+        if let Ok(Some(current)) = current
+            && let Ok(delivery) = serde_json::to_value(delivery_view(&current.delivery))
+        {
+            answer["delivery"] = delivery;
+        }
+        answer
+    })
 }
 
 /// Builds the answer for each outcome.
@@ -179,9 +189,9 @@ impl Answer<'_> {
         }
     }
 
-    /// The answer as stored for idempotent replays.
-    fn stored(&self, decision: &Decision, lead_id: &str) -> String {
-        let result = match decision {
+    /// The answer for what the store decided.
+    fn answer(&self, decision: &Decision, lead_id: &str) -> CreateResult {
+        match decision {
             Decision::Duplicate { of } => {
                 self.result(of.clone(), LeadStatus::Duplicate, DeliveryState::Pending)
             }
@@ -190,8 +200,7 @@ impl Answer<'_> {
                 LeadStatus::Received,
                 DeliveryState::Pending,
             ),
-        };
-        serde_json::to_string(&result).unwrap_or_default()
+        }
     }
 
     /// The next step, in words an agent can relay (no customer data in it).
@@ -363,14 +372,7 @@ fn fill(slot: &mut Option<String>, value: &Option<String>) {
     }
 }
 
-fn parse_answer(text: &str) -> Result<CreateResult, ToolError> {
-    serde_json::from_str(text).map_err(|e| {
-        tracing::error!(error = %e, "A stored lead answer could not be read.");
-        ToolError::internal()
-    })
-}
-
-fn idempotency_conflict() -> ToolError {
+pub(super) fn idempotency_conflict() -> ToolError {
     ToolError::new(
         ErrorCode::LeadsIdempotencyConflict,
         "This idempotency_key was already used with a different lead; nothing was sent.",

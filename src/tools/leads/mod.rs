@@ -8,14 +8,17 @@ pub(crate) mod consent;
 mod create;
 mod list;
 mod notice;
+mod present;
 pub(crate) mod text;
+mod to_lead;
 mod view;
 
+pub use crate::leads::lead::parse_instant;
 pub use args::*;
-pub use consent::parse_instant;
-pub use create::create;
+pub use create::{create, refresh_replay};
 pub use list::{GetArgs, ListArgs};
 pub use notice::{Warning, WithheldContactPoint};
+pub use to_lead::consent_record;
 pub use view::*;
 
 use chrono::Utc;
@@ -23,7 +26,7 @@ use serde_json::json;
 
 use crate::contract::cursor::CursorCodec;
 use crate::contract::error::{ErrorCode, ToolError};
-use crate::leads::{ListQuery, present};
+use crate::leads::ListQuery;
 use crate::tools::to_result;
 use crate::tools::{Check, Handled, ToolArgs, ToolContext};
 
@@ -33,6 +36,14 @@ const MAX_AHEAD_DAYS: i64 = 366;
 impl ToolArgs for CreateArgs {
     fn dealership_id(&self) -> Option<&str> {
         Some(&self.dealership_id)
+    }
+
+    fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref().filter(|_| !self.dry_run)
+    }
+
+    fn idempotency_conflict(&self) -> ToolError {
+        create::idempotency_conflict()
     }
 
     fn validate(&self, check: &mut Check<'_>) {
@@ -249,8 +260,7 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Handled {
     let owner = ctx.owner();
     let stored = desk
         .get(&args.dealership_id, &args.lead_id, owner.principal())
-        .await
-        .map_err(store_error)?;
+        .await?;
     match stored {
         Some(lead) => to_result(&present::lead_view(&lead)?),
         None => Err(ToolError::new(
@@ -294,7 +304,7 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
         offset,
         limit,
     };
-    let mut rows = desk.list(&query).await.map_err(store_error)?;
+    let mut rows = desk.list(&query).await?;
     let more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let next_cursor =
@@ -304,10 +314,4 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
         .map(present::lead_view)
         .collect::<Result<Vec<_>, _>>()?;
     to_result(&ListResult { items, next_cursor })
-}
-
-/// A store failure: the detail goes to the log, the caller gets `internal`.
-pub(crate) fn store_error(e: crate::store::StoreError) -> ToolError {
-    tracing::error!(error = %e, "Lead store failed.");
-    ToolError::internal()
 }

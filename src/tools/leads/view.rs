@@ -4,8 +4,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::args::{AppointmentType, PreferredContact, SaleCondition, WearCondition};
+use super::args::PreferredContact;
 use super::notice::{Warning, WithheldContactPoint};
+pub use crate::leads::lead::{AppointmentOutcome, AppointmentStatus};
 
 /// `leads.create` result.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -46,34 +47,6 @@ pub enum LeadStatus {
     Received,
     /// The same customer sent an equivalent lead within the duplicate window; nothing new is sent.
     Duplicate,
-}
-
-/// The appointment part of a lead. Only `confirmed` is a booking.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
-pub struct AppointmentOutcome {
-    pub appointment_id: String,
-    pub appointment_type: AppointmentType,
-    pub status: AppointmentStatus,
-    /// The requested start, in the dealership's time zone.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requested_at: Option<String>,
-    /// Present iff `confirmed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub confirmed_at: Option<String>,
-    /// Present iff `proposed`: start times within opening hours the customer can pick from.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub proposed_times: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum AppointmentStatus {
-    /// Passed to the dealership; staff confirm it with the customer.
-    Requested,
-    /// The requested time cannot be honoured (outside opening hours); see `proposed_times`.
-    Proposed,
-    Confirmed,
-    Rejected,
 }
 
 /// Where the lead's delivery to the CRM stands.
@@ -205,21 +178,4 @@ pub struct ListResult {
     /// Pass back as `cursor` for the next page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
-}
-
-pub(crate) fn sale_condition(c: SaleCondition) -> &'static str {
-    match c {
-        SaleCondition::New => "new",
-        SaleCondition::Used => "used",
-        SaleCondition::Cpo => "cpo",
-    }
-}
-
-pub(crate) fn wear_condition(c: WearCondition) -> &'static str {
-    match c {
-        WearCondition::Excellent => "excellent",
-        WearCondition::Good => "good",
-        WearCondition::Fair => "fair",
-        WearCondition::Poor => "poor",
-    }
 }

@@ -10,15 +10,15 @@ use super::book_args::{BookArgs, BookResult, BookingPreview, BookingStatus};
 use super::fallback::request_as_lead;
 use super::recovery::{NOT_OPEN, TAKEN, slot_taken};
 use super::slots::{free_slots, local, lookahead, next_starts};
-use super::turns;
 use super::vehicle::{check_codes, resolve_vehicle};
 use crate::adapters::{AdapterError, BookedStatus, BookingRequest, UpstreamAdapter};
 use crate::contract::error::{ErrorCode, ToolError};
 use crate::model::Domain;
-use crate::store::bookings::{self, NewBooking, Prior};
+use crate::store::bookings::{self, NewBooking};
 use crate::tools::leads::WithheldContactPoint;
 use crate::tools::leads::appointment::within_hours;
 use crate::tools::leads::consent::withhold;
+use crate::tools::leads::consent_record;
 use crate::tools::leads::text::clean_optional_free_text;
 use crate::tools::to_result;
 use crate::tools::{Dealership, Handled, ToolContext};
@@ -32,33 +32,10 @@ pub async fn book_appointment(ctx: ToolContext<'_>, mut args: BookArgs) -> Handl
     let dealership = ctx.dealership()?;
     let adapter = ctx.adapter(Domain::Service)?;
     let start = args.start_time().ok_or_else(ToolError::internal)?;
-    let payload = payload_hash(&args);
     // From here on `args` is what the scheduler (or the lead) gets.
     clean_optional_free_text(&mut args.comment);
     let c = &mut args.customer;
     let withheld = withhold(args.consent.as_ref(), &mut c.email, &mut c.phone);
-    let store = &ctx.services.store;
-    let key = args.idempotency_key.as_deref().filter(|_| !args.dry_run);
-    let _turn = match key {
-        Some(k) => Some(turns::take(turn_key(&ctx, k)).await),
-        None => None,
-    };
-    if let Some(key) = key {
-        let prior = bookings::prior(
-            store,
-            &dealership.profile.id,
-            &ctx.principal.name,
-            key,
-            &payload,
-        )
-        .await
-        .map_err(store_error)?;
-        match prior {
-            Prior::Replay { answer } => return replay(&answer),
-            Prior::Conflict => return Err(idempotency_conflict().into()),
-            Prior::Unseen => {}
-        }
-    }
     let vehicle = resolve_vehicle(&ctx, &args.vehicle()).await?;
     let codes: Vec<String> = args.service_codes.iter().map(|c| c.0.clone()).collect();
     check_codes(&ctx, &codes).await?;
@@ -135,21 +112,18 @@ pub async fn book_appointment(ctx: ToolContext<'_>, mut args: BookArgs) -> Handl
         BookedStatus::Waitlisted => BookingStatus::Waitlisted,
     };
     let result = answer.booked(status, booking.appointment_id);
-    let stored = serde_json::to_string(&result).map_err(|_| ToolError::internal())?;
-    let consent = serde_json::to_string(&args.consent).map_err(|_| ToolError::internal())?;
+    let consent = args.consent.as_ref().map(consent_record);
+    let consent = serde_json::to_string(&consent).map_err(|_| ToolError::internal())?;
     let record = NewBooking {
         booking_id: &format!("bk_{}", uuid::Uuid::now_v7().simple()),
         dealership: &dealership.profile.id,
         principal: &ctx.principal.name,
         now: Utc::now(),
-        idempotency_key: key,
-        payload_hash: &payload,
         status: status.as_str(),
         appointment_id: result.appointment_id.as_deref(),
         consent: &consent,
-        answer: &stored,
     };
-    if let Err(e) = bookings::record(store, &record).await {
+    if let Err(e) = bookings::record(&ctx.services.store, &record).await {
         // The scheduler holds the booking: failing the call now would invite a
         // second one. The operator learns that the audit row is missing.
         tracing::error!(error = %e, dealership = %dealership.profile.id, "A booking was made but could not be recorded.");
@@ -225,29 +199,6 @@ impl Answer<'_> {
     }
 }
 
-/// The payload an idempotency key is bound to: every argument but `dry_run`.
-fn payload_hash(args: &BookArgs) -> String {
-    let mut args = args.clone();
-    args.dry_run = false;
-    // Serialising our own plain types cannot fail; an empty hash would only
-    // make a replay look like a conflict, never the reverse.
-    crate::leads::hash(&serde_json::to_string(&args).unwrap_or_default())
-}
-
-fn turn_key(ctx: &ToolContext<'_>, key: &str) -> String {
-    let dealership = ctx.dealership.map_or("", |d| d.profile.id.as_str());
-    format!("{dealership}\u{1f}{}\u{1f}{key}", ctx.principal.name)
-}
-
-fn replay(answer: &str) -> Handled {
-    let mut result: BookResult = serde_json::from_str(answer).map_err(|e| {
-        tracing::error!(error = %e, "A stored booking answer could not be read.");
-        ToolError::internal()
-    })?;
-    result.replayed = true;
-    to_result(&result)
-}
-
 pub(super) fn idempotency_conflict() -> ToolError {
     ToolError::new(
         ErrorCode::ServiceIdempotencyConflict,
@@ -256,10 +207,4 @@ pub(super) fn idempotency_conflict() -> ToolError {
     .with_hint(
         "Use a new idempotency_key for a new booking, or resend the original arguments unchanged.",
     )
-}
-
-/// A store failure: the detail goes to the log, the caller gets `internal`.
-pub(super) fn store_error(e: crate::store::StoreError) -> ToolError {
-    tracing::error!(error = %e, "Booking store failed.");
-    ToolError::internal()
 }

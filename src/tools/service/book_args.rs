@@ -165,6 +165,14 @@ impl ToolArgs for BookArgs {
         Some(&self.dealership_id)
     }
 
+    fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.as_deref().filter(|_| !self.dry_run)
+    }
+
+    fn idempotency_conflict(&self) -> crate::contract::ToolError {
+        super::book::idempotency_conflict()
+    }
+
     fn validate(&self, check: &mut Check<'_>) {
         let now = Utc::now();
         check_vehicle(&self.vehicle(), check);

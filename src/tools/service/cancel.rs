@@ -9,7 +9,6 @@ use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::book::store_error;
 use crate::adapters::{AdapterError, CancelRequest, UpstreamAdapter};
 use crate::contract::Owner;
 use crate::contract::error::{ErrorCode, ToolError};
@@ -65,8 +64,7 @@ pub async fn cancel_appointment(ctx: ToolContext<'_>, args: CancelArgs) -> Handl
     if let Owner::Only(principal) = ctx.owner() {
         let store = &ctx.services.store;
         let mine = bookings::booked_by(store, dealership_id, &args.appointment_id, Some(principal))
-            .await
-            .map_err(store_error)?;
+            .await?;
         if !mine {
             return Err(not_found().into());
         }

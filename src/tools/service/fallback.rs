@@ -12,7 +12,7 @@ use crate::tools::leads::{
     AppointmentRequest, AppointmentStatus, AppointmentType, CreateArgs, CreateResult, Customer,
 };
 use crate::tools::to_result;
-use crate::tools::{Handled, HandlerError, ToolContext};
+use crate::tools::{Handled, ToolContext};
 
 /// The lead's source when the consent grant names no agent.
 const SOURCE: &str = "dms-bridge service.book_appointment";
@@ -34,14 +34,7 @@ pub async fn request_as_lead(
         .with_hint("Give the customer the dealership's service phone number from dealership.get.").into());
     }
     let lead = lead_args(args, vehicle, codes);
-    let created = crate::tools::leads::create(ctx, lead)
-        .await
-        .map_err(|e| match e {
-            HandlerError::Refused(e) if e.code == ErrorCode::LeadsIdempotencyConflict => {
-                super::book::idempotency_conflict().into()
-            }
-            e => e,
-        })?;
+    let created = crate::tools::leads::create(ctx, lead).await?;
     let created: CreateResult = serde_json::from_str(created.text()).map_err(|e| {
         tracing::error!(error = %e, "A lead answer could not be read back.");
         ToolError::internal()
@@ -117,7 +110,8 @@ fn lead_args(args: &BookArgs, vehicle: &VehicleRef, codes: &[String]) -> CreateA
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| SOURCE.to_owned()),
         submitted_at: None,
-        idempotency_key: args.idempotency_key.clone(),
+        // The booking's key is the pipeline's, taken for service.book_appointment.
+        idempotency_key: None,
         dry_run: false,
     }
 }

@@ -9,7 +9,6 @@ mod cancel;
 mod fallback;
 mod recovery;
 mod slots;
-mod turns;
 mod vehicle;
 
 pub use availability::{AvailabilityArgs, AvailabilityResult, check_availability};

@@ -1,18 +1,20 @@
 //! A stored lead as `leads.get`/`leads.list` show it: customer data minimised
 //! (initials, masked e-mail and phone), consent summarised.
 
-use crate::contract::error::ToolError;
-use crate::tools::leads::{
-    AppointmentOutcome, ConsentGrant, ConsentSummary, CreateArgs, CustomerSummary, DeliveryState,
-    DeliveryView, LeadStatus, LeadView, TradeIn, VehicleOfInterest, VehicleSummary, sale_condition,
-    wear_condition,
+use super::view::{
+    AppointmentOutcome, ConsentSummary, CustomerSummary, DeliveryState, DeliveryView, LeadStatus,
+    LeadView, VehicleSummary,
 };
-
-use super::StoredLead;
-use super::record::StoredDelivery;
+use crate::contract::error::ToolError;
+use crate::leads::StoredLead;
+use crate::leads::lead::{ConsentGrant, Lead, TradeIn, VehicleOfInterest};
+use crate::leads::record::StoredDelivery;
 
 pub fn lead_view(lead: &StoredLead) -> Result<LeadView, ToolError> {
-    let request: CreateArgs = parse(&lead.request)?;
+    let request = Lead::from_stored(&lead.request).map_err(|e| {
+        tracing::error!(error = %e, "A stored lead could not be read.");
+        ToolError::internal()
+    })?;
     let consent: Option<ConsentGrant> = serde_json::from_str(&lead.consent).ok();
     let appointment: Option<AppointmentOutcome> = match &lead.appointment {
         Some(a) => Some(parse(a)?),
@@ -76,7 +78,7 @@ fn vehicle_summary(v: &VehicleOfInterest) -> VehicleSummary {
         make: v.make.clone(),
         model: v.model.clone(),
         trim: v.trim.clone(),
-        condition: v.condition.map(|c| sale_condition(c).to_owned()),
+        condition: v.condition.map(|c| c.as_str().to_owned()),
     }
 }
 
@@ -87,7 +89,7 @@ fn trade_summary(t: &TradeIn) -> VehicleSummary {
         make: t.make.clone(),
         model: t.model.clone(),
         trim: t.trim.clone(),
-        condition: t.condition.map(|c| wear_condition(c).to_owned()),
+        condition: t.condition.map(|c| c.as_str().to_owned()),
         ..VehicleSummary::default()
     }
 }
@@ -125,4 +127,14 @@ fn parse<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, ToolError> {
         tracing::error!(error = %e, "A stored lead could not be read.");
         ToolError::internal()
     })
+}
+
+/// The `leads` metric label for an answer.
+pub fn metrics_status(status: LeadStatus, replayed: bool) -> crate::telemetry::metrics::LeadLabels {
+    let status = match (replayed, status) {
+        (true, _) => "replayed",
+        (false, LeadStatus::Received) => "received",
+        (false, LeadStatus::Duplicate) => "duplicate",
+    };
+    crate::telemetry::metrics::LeadLabels { status }
 }

@@ -1,0 +1,46 @@
+//! The real `dms-bridge` binary as a separate process, for tests about what
+//! holds across processes (a kill, two replicas on one store).
+
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+/// A loopback port free right now (the bridge binds it a moment later).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A loopback address on a free port.
+pub fn free_addr() -> SocketAddr {
+    format!("127.0.0.1:{}", free_port()).parse().unwrap()
+}
+
+/// Starts `dms-bridge serve --config config` and waits until `addr` answers `/healthz`.
+pub async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
+        .args(["serve", "--config"])
+        .arg(config)
+        .env("DMS_BRIDGE_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let healthz = format!("http://{addr}/healthz");
+    for _ in 0..200 {
+        if reqwest::get(&healthz)
+            .await
+            .is_ok_and(|r| r.status() == 200)
+        {
+            return child;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the bridge did not come up on {addr}");
+}

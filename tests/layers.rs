@@ -1,0 +1,187 @@
+//! The crate's layers point one way. Every `crate::` path in `src/` (imports,
+//! grouped imports, inline paths and doc links alike) is an edge between
+//! top-level modules, and each edge must go down the declared order below.
+//! Any other crate of the workspace must at least have no cycle between its
+//! top-level modules. Test code (`#[cfg(test)]` sections) is exempt.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The product's layers, top first. A module may use modules of later rows only.
+const LAYERS: &[&[&str]] = &[
+    &["cli"],
+    &["runtime"],
+    &["mcp"],
+    &["gateway"],
+    &["tools"],
+    &["leads"],
+    &["adapters", "store"],
+    &["config"],
+    &["model", "adf"],
+    &["contract", "telemetry"],
+];
+
+type Edges = BTreeMap<(String, String), BTreeSet<PathBuf>>;
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module names a `crate::` path starts with (several for `crate::{a, b::c}`).
+fn targets(rest: &str) -> Vec<String> {
+    if let Some(group) = rest.strip_prefix('{') {
+        let (mut depth, mut current, mut names) = (0, String::new(), Vec::new());
+        for c in group.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => names.push(std::mem::take(&mut current)),
+                _ if depth == 0 => current.push(c),
+                _ => {}
+            }
+        }
+        names.push(current);
+        return names
+            .iter()
+            .filter_map(|n| n.trim().split("::").next())
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned)
+            .collect();
+    }
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    vec![name]
+}
+
+fn edges(src: &Path) -> Edges {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut edges = Edges::new();
+    for file in files {
+        let relative = file.strip_prefix(src).unwrap();
+        let first = relative
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let module = first.trim_end_matches(".rs").to_owned();
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for (at, _) in code.match_indices("crate::") {
+            // `dms_bridge::` or `some_crate::` are other crates' paths, not ours.
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            for target in targets(&code[at + "crate::".len()..]) {
+                if target != module && target != "self" && target != "super" {
+                    edges
+                        .entry((module.clone(), target))
+                        .or_default()
+                        .insert(relative.to_path_buf());
+                }
+            }
+        }
+    }
+    edges
+}
+
+fn rank(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|row| row.contains(&module))
+}
+
+#[test]
+fn the_product_layers_point_one_way() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut wrong = Vec::new();
+    for ((from, to), files) in edges(&src) {
+        match (rank(&from), rank(&to)) {
+            (Some(a), Some(b)) if b > a => {}
+            (None, _) | (_, None) => wrong.push(format!(
+                "{from} -> {to}: a top-level module missing from LAYERS ({files:?})"
+            )),
+            _ => wrong.push(format!("{from} -> {to} goes up or sideways ({files:?})")),
+        }
+    }
+    assert!(wrong.is_empty(), "layer violations:\n{}", wrong.join("\n"));
+}
+
+/// Modules that reach themselves through others, by repeated reachability.
+fn cyclic(edges: &Edges) -> BTreeSet<String> {
+    let mut next: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (from, to) in edges.keys() {
+        next.entry(from).or_default().insert(to);
+    }
+    let mut found = BTreeSet::new();
+    for &start in next.keys() {
+        let (mut seen, mut todo) = (BTreeSet::new(), vec![start]);
+        while let Some(m) = todo.pop() {
+            for &n in next.get(m).into_iter().flatten() {
+                if n == start {
+                    found.insert(start.to_owned());
+                }
+                if seen.insert(n) {
+                    todo.push(n);
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_crate_of_the_workspace_has_a_module_cycle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources = vec![root.join("src")];
+    if let Ok(crates) = std::fs::read_dir(root.join("crates")) {
+        sources.extend(crates.map(|c| c.unwrap().path().join("src")));
+    }
+    for src in sources.iter().filter(|s| s.join("lib.rs").exists()) {
+        let cycle = cyclic(&edges(src));
+        assert!(
+            cycle.is_empty(),
+            "{}: modules in a cycle: {cycle:?}",
+            src.display()
+        );
+    }
+}
+
+#[test]
+fn the_scanner_sees_grouped_imports_and_ignores_other_crates() {
+    assert_eq!(targets("{a, b::{c, d}, e::f};"), ["a", "b", "e"]);
+    assert_eq!(targets("gateway::Gateway;"), ["gateway"]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("x")).unwrap();
+    std::fs::write(
+        dir.path().join("x/mod.rs"),
+        "use crate::{y, z::W};\nuse other_crate::q;\n#[cfg(test)]\nuse crate::t;",
+    )
+    .unwrap();
+    let found: Vec<_> = edges(dir.path()).into_keys().collect();
+    assert_eq!(
+        found,
+        [
+            ("x".to_owned(), "y".to_owned()),
+            ("x".to_owned(), "z".to_owned())
+        ]
+    );
+    let mut looped = Edges::new();
+    looped.insert(("a".into(), "b".into()), BTreeSet::new());
+    looped.insert(("b".into(), "a".into()), BTreeSet::new());
+    assert_eq!(cyclic(&looped).len(), 2);
+}
