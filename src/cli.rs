@@ -123,7 +123,7 @@ async fn retry_leads(
 ) -> anyhow::Result<()> {
     let cfg = config::load_file(path).map_err(|e| anyhow::anyhow!("{e}"))?;
     let store = crate::store::Store::open(&cfg.store.url).await?;
-    let queued = crate::leads::record::requeue_failed(&store, dealership, lead).await?;
+    let queued = crate::store::leads::requeue_failed(&store, dealership, lead).await?;
     println!("{queued} failed lead delivery(ies) queued again");
     Ok(())
 }

@@ -4,8 +4,8 @@
 //! the same (status, times, vehicle, jobs, money).
 
 use dms_bridge::adapters::mapping::{RoMapping, map_repair_order};
-use dms_bridge::adapters::repair_order::RepairOrder;
 use dms_bridge::config::catalog::builtin_mapping;
+use dms_bridge::model::repair_order::RepairOrder;
 use serde_json::Value;
 
 fn fixture(path: &str) -> Value {

@@ -9,26 +9,28 @@ pub mod feed;
 mod flight;
 pub mod http;
 pub mod mapping;
-pub mod repair_order;
 pub mod resilience;
 pub mod rest;
 pub mod ro_common;
-pub mod service;
+mod slot_fields;
 mod snapshot;
 pub mod soap;
-pub mod valuation;
+pub mod template;
 
 use std::future::Future;
 use std::sync::Arc;
 
 pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
 pub use error::{AdapterError, ErrorClass};
-pub use repair_order::{RepairOrder, RoQuery, RoRef, RoStatus};
-pub use service::{
+// The canonical types adapters answer in live in `model`; re-exported as the
+// vocabulary of the adapter trait.
+pub use crate::model::repair_order::{RepairOrder, RoQuery, RoRef, RoStatus};
+pub use crate::model::service::{
     BookedStatus, Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest,
 };
+pub use crate::model::valuation::{TradeValueRequest, Valuation};
+pub use slot_fields::{parse_time, slot_from_fields};
 pub use snapshot::{InventorySnapshot, Lookup, SoldUnit, UnitRef};
-pub use valuation::{TradeValueRequest, Valuation};
 
 use crate::model::Domain;
 

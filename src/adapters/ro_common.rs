@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use super::AdapterError;
 use super::mapping::{RoMapping, map_repair_order};
-use super::repair_order::{RepairOrder, RoStatus};
 use crate::config::catalog;
+use crate::model::repair_order::{RepairOrder, RoStatus};
 
 /// Request parameters every repair-order read may use.
 pub const PARAMS: [&str; 6] = [

@@ -5,14 +5,13 @@
 pub mod adf_map;
 pub mod lead;
 pub mod outbox;
-pub mod record;
 
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
-pub use record::{Decision, ListQuery, NewLead, StoredLead};
+pub use crate::store::leads::{Decision, ListQuery, NewLead, StoredLead};
 
 use self::lead::Lead;
 use crate::config::LeadsConfig;
@@ -42,7 +41,7 @@ impl LeadDesk {
     /// Commits a lead (or recognises a duplicate); a new lead
     /// wakes the outbox so delivery starts at once.
     pub async fn accept(&self, lead: &NewLead) -> Result<Decision, StoreError> {
-        let decision = record::accept(&self.store, lead).await?;
+        let decision = crate::store::leads::accept(&self.store, lead).await?;
         if decision == Decision::Received {
             self.wake.notify_one();
         }
@@ -56,11 +55,11 @@ impl LeadDesk {
         lead_id: &str,
         principal: Option<&str>,
     ) -> Result<Option<StoredLead>, StoreError> {
-        record::get(self.store.pool(), dealership, lead_id, principal).await
+        crate::store::leads::get(self.store.pool(), dealership, lead_id, principal).await
     }
 
     pub async fn list(&self, query: &ListQuery<'_>) -> Result<Vec<StoredLead>, StoreError> {
-        record::list(self.store.pool(), query).await
+        crate::store::leads::list(self.store.pool(), query).await
     }
 }
 

@@ -8,16 +8,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use sqlx::Row;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::record::ts;
 use crate::adapters::{Adapter, AdapterError, DeliveryReceipt, LeadDelivery, UpstreamAdapter};
 use crate::adf;
 use crate::config::DeliveryConfig;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, deliveries};
 use crate::telemetry::metrics::Metrics;
 use crate::telemetry::trace::{CURRENT, TraceContext};
 
@@ -89,38 +87,21 @@ impl Outbox {
     /// Takes up to `concurrency` due deliveries and leases them.
     async fn claim(&self, now: DateTime<Utc>) -> Result<Vec<Claimed>, StoreError> {
         let lease = chrono::Duration::from_std(self.config.lease).unwrap_or(chrono::Duration::MAX);
-        let _turn = self.store.write_turn().await;
-        let rows = sqlx::query(
-            "UPDATE lead_deliveries
-             SET lease_until = ?, attempts = attempts + 1, last_attempt_at = ?
-             WHERE lead_id IN (
-                 SELECT lead_id FROM lead_deliveries
-                 WHERE state = 'pending' AND next_attempt_at <= ?
-                   AND (lease_until IS NULL OR lease_until <= ?)
-                 ORDER BY next_attempt_at LIMIT ?)
-             RETURNING lead_id, upstream, attempts, document, traceparent",
-        )
-        .bind(ts(now + lease))
-        .bind(ts(now))
-        .bind(ts(now))
-        .bind(ts(now))
-        .bind(i64::try_from(self.config.concurrency).unwrap_or(1))
-        .fetch_all(self.store.pool())
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(Claimed {
-                    lead_id: r.try_get("lead_id")?,
-                    upstream: r.try_get("upstream")?,
-                    attempts: u32::try_from(r.try_get::<i64, _>("attempts")?).unwrap_or(u32::MAX),
-                    document: r.try_get("document")?,
-                    trace: r
-                        .try_get::<Option<String>, _>("traceparent")?
-                        .as_deref()
-                        .and_then(TraceContext::from_traceparent),
-                })
+        let limit = i64::try_from(self.config.concurrency).unwrap_or(1);
+        let rows = deliveries::claim_due(&self.store, now, now + lease, limit).await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| Claimed {
+                trace: r
+                    .traceparent
+                    .as_deref()
+                    .and_then(TraceContext::from_traceparent),
+                lead_id: r.lead_id,
+                upstream: r.upstream,
+                attempts: r.attempts,
+                document: r.document,
             })
-            .collect()
+            .collect())
     }
 
     async fn attempt(&self, c: Claimed) {
@@ -165,18 +146,7 @@ impl Outbox {
 
     async fn delivered(&self, c: &Claimed, receipt: Option<String>) -> Result<(), StoreError> {
         tracing::info!(lead_id = %c.lead_id, upstream = %c.upstream, attempts = c.attempts, "Lead delivered.");
-        let _turn = self.store.write_turn().await;
-        sqlx::query(
-            "UPDATE lead_deliveries SET state = 'delivered', delivered_at = ?, receipt = ?,
-                 lease_until = NULL, last_error = NULL
-             WHERE lead_id = ?",
-        )
-        .bind(ts(Utc::now()))
-        .bind(receipt)
-        .bind(&c.lead_id)
-        .execute(self.store.pool())
-        .await?;
-        Ok(())
+        deliveries::delivered(&self.store, &c.lead_id, Utc::now(), receipt.as_deref()).await
     }
 
     async fn failed(&self, c: &Claimed, error: &AdapterError) -> Result<(), StoreError> {
@@ -189,18 +159,7 @@ impl Outbox {
         } else {
             tracing::error!(lead_id = %c.lead_id, upstream = %c.upstream, attempts = c.attempts, error = %error, "Lead delivery failed for good; staff must follow up.");
         }
-        let _turn = self.store.write_turn().await;
-        sqlx::query(
-            "UPDATE lead_deliveries SET state = ?, next_attempt_at = ?, last_error = ?, lease_until = NULL
-             WHERE lead_id = ?",
-        )
-        .bind(state)
-        .bind(ts(next))
-        .bind(error.class())
-        .bind(&c.lead_id)
-        .execute(self.store.pool())
-        .await?;
-        Ok(())
+        deliveries::attempt_failed(&self.store, &c.lead_id, state, next, error.class()).await
     }
 
     /// Exponential backoff with equal jitter; an upstream's Retry-After wins when longer.

@@ -3,6 +3,9 @@
 pub mod dealership;
 pub mod mileage;
 pub mod money;
+pub mod repair_order;
+pub mod service;
+pub mod valuation;
 pub mod vehicle;
 pub mod vin;
 

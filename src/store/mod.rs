@@ -4,7 +4,9 @@
 
 mod audit;
 pub mod bookings;
+pub mod deliveries;
 pub mod idempotency;
+pub mod leads;
 
 use std::str::FromStr;
 use std::sync::Arc;

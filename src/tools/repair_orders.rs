@@ -7,10 +7,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::adapters::repair_order::{PayTotal, RepairOrder, RoJob, RoVehicle};
 use crate::adapters::{RoQuery, RoRef, RoStatus, UpstreamAdapter};
 use crate::contract::cursor::CursorCodec;
 use crate::contract::error::{ErrorCode, ToolError};
+use crate::model::repair_order::{PayTotal, RepairOrder, RoJob, RoVehicle};
 use crate::model::{Domain, vin};
 use crate::tools::{Check, Handled, ToolArgs, ToolContext};
 use crate::tools::{iso_date, to_result};

@@ -21,7 +21,7 @@ use super::http::{self, status_error};
 use super::mapping::{MapContext, MappedUnit, VehicleMapping, map_vehicle};
 use super::resilience::UpstreamPolicy;
 use super::rest::DealershipContext;
-use super::rest::template::{Template, TemplateContext};
+use super::template::{Template, TemplateContext};
 use super::{AdapterError, InventorySnapshot, SoldUnit, UpstreamAdapter, UpstreamInstance};
 use crate::config::{FeedUpstreamConfig, catalog, resolve_secret};
 use crate::model::Domain;
@@ -87,7 +87,7 @@ impl FeedAdapter {
             vars: &vars,
             secrets: &secrets,
             dealership_id: &dealership.id,
-            params: &crate::adapters::rest::template::NO_PARAMS,
+            params: &crate::adapters::template::NO_PARAMS,
         };
         let headers = config
             .headers

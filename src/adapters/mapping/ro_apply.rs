@@ -9,11 +9,11 @@ use serde_json::Value;
 
 use super::path::{ValuePath, scalar_text};
 use super::ro_spec::{CompiledSource, PayTypeSource, RoMapping};
-use crate::adapters::repair_order::{
+use crate::adapters::parse_time;
+use crate::model::money::parse_amount;
+use crate::model::repair_order::{
     JobStatus, PayTotal, PayType, RepairOrder, RoJob, RoStatus, RoVehicle,
 };
-use crate::adapters::service::parse_time;
-use crate::model::money::parse_amount;
 use crate::model::{DistanceUnit, Mileage, Money};
 
 /// The values at `path`: an array's elements, or one object (XML read into a

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::path::ValuePath;
-use crate::adapters::repair_order::{JobStatus, PayType, RoStatus};
+use crate::model::repair_order::{JobStatus, PayType, RoStatus};
 use crate::model::{AmountUnit, DistanceUnit};
 
 /// A repair-order mapping file as written.

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::template::{Template, TemplateContext};
+use crate::adapters::template::{Template, TemplateContext};
 
 /// The placeholder for the current element inside an `each` table.
 const ITEM: &str = "item";

@@ -8,12 +8,12 @@ use serde_json::Value;
 
 use super::auth::UpstreamAuth;
 use super::profile::{ErrorClass, Pagination};
-use super::template::{Template, TemplateContext};
 use super::{Operation, RestAdapter};
 use crate::adapters::AdapterError;
 use crate::adapters::http::{self, Reply, status_error};
 use crate::adapters::mapping::ValuePath;
 use crate::adapters::mapping::path::scalar_text;
+use crate::adapters::template::{Template, TemplateContext};
 
 impl RestAdapter {
     /// Reads every page of `endpoint`; the records of each page are at `records`
@@ -264,7 +264,7 @@ impl Operation {
             method: &self.spec.method,
             path: &self.path,
             query: &self.query,
-            params: &super::template::NO_PARAMS,
+            params: &crate::adapters::template::NO_PARAMS,
             body: None,
         }
     }

@@ -8,7 +8,6 @@ mod inventory;
 pub mod profile;
 pub mod records;
 mod repair_orders;
-pub mod template;
 mod valuation;
 mod write;
 
@@ -21,17 +20,19 @@ use secrecy::SecretString;
 
 use self::auth::{OAuthClient, UpstreamAuth};
 use self::profile::{AuthSpec, ErrorSpec, OperationSpec, Profile};
-use self::template::{Template, TemplateContext};
 use super::flight::Flight;
 use super::mapping::{ValuePath, VehicleMapping};
-use super::repair_order::{RepairOrder, RoQuery, RoRef};
 use super::resilience::UpstreamPolicy;
-use super::service::{Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest};
-use super::valuation::{TradeValueRequest, Valuation};
 use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance};
+use crate::adapters::template::{self, Template, TemplateContext};
 use crate::config::catalog;
 use crate::config::{RestUpstreamConfig, resolve_secret};
 use crate::model::Domain;
+use crate::model::repair_order::{RepairOrder, RoQuery, RoRef};
+use crate::model::service::{
+    Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest,
+};
+use crate::model::valuation::{TradeValueRequest, Valuation};
 
 /// Who the adapter serves; records are mapped in this dealership's terms.
 #[derive(Debug, Clone)]
@@ -446,7 +447,7 @@ impl UpstreamAdapter for RestAdapter {
         let slots: Vec<Slot> = records
             .iter()
             .filter_map(|f| {
-                let slot = Slot::from_fields(f, tz);
+                let slot = super::slot_from_fields(f, tz);
                 unreadable += usize::from(slot.is_none());
                 slot
             })

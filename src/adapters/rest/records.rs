@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use super::RestAdapter;
 use super::fetch::Endpoint;
 use super::profile::RecordsSpec;
-use super::template::{Template, TemplateContext};
 use crate::adapters::AdapterError;
 use crate::adapters::mapping::ValuePath;
 use crate::adapters::mapping::path::scalar_text;
+use crate::adapters::template::{Template, TemplateContext};
 
 /// One record's fields, by canonical name.
 pub type Fields = BTreeMap<String, String>;

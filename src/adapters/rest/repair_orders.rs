@@ -15,12 +15,12 @@ use tokio::time::Instant;
 use super::RestAdapter;
 use super::fetch::Endpoint;
 use super::profile::{LongOperationSpec, RepairOrdersSpec, RoReadSpec};
-use super::template::{Template, TemplateContext};
 use crate::adapters::AdapterError;
 use crate::adapters::mapping::path::scalar_text;
 use crate::adapters::mapping::{RoMapping, ValuePath};
-use crate::adapters::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::adapters::ro_common::{self, RecentOrders};
+use crate::adapters::template::{Template, TemplateContext};
+use crate::model::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::telemetry::progress;
 
 /// The compiled `[repair_orders]` section.

@@ -9,11 +9,11 @@ use serde_json::Value;
 use super::RestAdapter;
 use super::fetch::Endpoint;
 use super::profile::TradeValueSpec;
-use super::template::{Template, TemplateContext};
 use crate::adapters::AdapterError;
 use crate::adapters::mapping::ValuePath;
 use crate::adapters::mapping::path::scalar_text;
-use crate::adapters::valuation::{TradeValueRequest, Valuation};
+use crate::adapters::template::{Template, TemplateContext};
+use crate::model::valuation::{TradeValueRequest, Valuation};
 use crate::model::{Money, money::parse_amount};
 
 /// Request parameters a trade-value path or query may use.

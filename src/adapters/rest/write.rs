@@ -14,11 +14,11 @@ use super::body::{BodyTemplate, Lists};
 use super::fetch::Endpoint;
 use super::profile::WriteSpec;
 use super::records::{compile_request, param_names};
-use super::template::{Template, TemplateContext};
 use crate::adapters::AdapterError;
 use crate::adapters::mapping::ValuePath;
 use crate::adapters::mapping::path::scalar_text;
-use crate::adapters::service::{BookedStatus, Booking, BookingRequest, CancelRequest};
+use crate::adapters::template::{Template, TemplateContext};
+use crate::model::service::{BookedStatus, Booking, BookingRequest, CancelRequest};
 
 /// What a booking's path, query and body may use. `service_codes` is also a
 /// list (see `body.rs`); `phone_national` is the number without its country

@@ -12,7 +12,7 @@ use super::envelope::{self, UsernameToken};
 use super::profile::SoapOperationSpec;
 use super::{NO_SECRETS, SoapAdapter};
 use crate::adapters::mapping::ValuePath;
-use crate::adapters::rest::template::{Template, TemplateContext};
+use crate::adapters::template::{Template, TemplateContext};
 use crate::adapters::{AdapterError, http};
 
 /// A compiled operation.

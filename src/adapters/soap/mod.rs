@@ -19,14 +19,14 @@ use secrecy::SecretString;
 
 use self::envelope::SoapVersion;
 use self::profile::{Security, SoapErrorSpec, SoapProfile};
-use super::repair_order::{RepairOrder, RoQuery, RoRef};
 use super::resilience::UpstreamPolicy;
 use super::rest::DealershipContext;
-use super::rest::template::{self, NO_PARAMS, Template, TemplateContext};
+use super::template::{self, NO_PARAMS, Template, TemplateContext};
 use super::{AdapterError, ErrorClass, InventorySnapshot, UpstreamAdapter, UpstreamInstance};
 use crate::config::catalog;
 use crate::config::{SecretSource, SoapUpstreamConfig, resolve_secret};
 use crate::model::Domain;
+use crate::model::repair_order::{RepairOrder, RoQuery, RoRef};
 
 /// SOAP templates have no `{secrets.x}`: the only secrets are the token's.
 static NO_SECRETS: BTreeMap<String, SecretString> = BTreeMap::new();

@@ -19,9 +19,9 @@ use super::call::{SoapOperation, compile_operation};
 use super::profile::{SoapOperationSpec, SoapRepairOrdersSpec};
 use crate::adapters::AdapterError;
 use crate::adapters::mapping::{RoMapping, list_at};
-use crate::adapters::repair_order::{RepairOrder, RoQuery, RoRef};
-use crate::adapters::rest::template::TemplateContext;
 use crate::adapters::ro_common::{self, RecentOrders};
+use crate::adapters::template::TemplateContext;
+use crate::model::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::telemetry::progress;
 
 /// Days of one per-day list; the tools never ask for more (92 days apart).

@@ -288,7 +288,7 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
     let utc = |v: &Option<String>| {
         v.as_deref()
             .and_then(parse_instant)
-            .map(crate::leads::record::ts)
+            .map(crate::store::leads::ts)
     };
     let owner = ctx.owner();
     let query = ListQuery {

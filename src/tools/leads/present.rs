@@ -8,7 +8,7 @@ use super::view::{
 use crate::contract::error::ToolError;
 use crate::leads::StoredLead;
 use crate::leads::lead::{ConsentGrant, Lead, TradeIn, VehicleOfInterest};
-use crate::leads::record::StoredDelivery;
+use crate::store::leads::StoredDelivery;
 
 pub fn lead_view(lead: &StoredLead) -> Result<LeadView, ToolError> {
     let request = Lead::from_stored(&lead.request).map_err(|e| {

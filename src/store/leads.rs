@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row, SqlitePool};
 
-use crate::store::{Store, StoreError};
+use super::{Store, StoreError};
 
 /// A lead ready to be committed.
 pub struct NewLead {
