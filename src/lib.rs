@@ -1,12 +1,22 @@
 //! dms-bridge: one canonical, typed, safe MCP tool surface for car dealerships,
 //! translated through pluggable adapters into the systems they already run.
 //!
-//! Layout: [`config`] (strict types, pure validation) → [`runtime`] (build with
-//! I/O) → [`gateway`] (the dispatch pipeline every call passes through) →
-//! [`tools`] (the canonical surface) → [`adapters`] (closed set of upstream
-//! kinds driven by `adapters/` profiles and `mappings/` field maps), exposed by
-//! [`mcp`] over Streamable HTTP and stdio. [`demo`] runs it all against mock
-//! upstreams on loopback.
+//! Layers, each using only those below it (checked by `tests/layers.rs`):
+//!
+//! - [`cli`], [`runtime`] (build from config with I/O, start), [`mcp`] (MCP
+//!   over Streamable HTTP and stdio);
+//! - [`gateway`]: the dispatch pipeline every call passes through, and only
+//!   that: auth, scoping, validation, quotas, read cache, the write step
+//!   (idempotency keys, invalidation), the upstream error mapping, audit;
+//! - [`tools`]: the canonical surface, one table row per tool plus handlers
+//!   that see a `ToolContext`, never the gateway;
+//! - [`leads`] (the lead desk, its domain record and outbox), [`adapters`]
+//!   (a closed set of upstream kinds driven by `adapters/` profiles and
+//!   `mappings/` field maps), [`store`] (all SQL);
+//! - [`config`] (strict types, pure validation), [`model`] (canonical types),
+//!   [`adf`] (the ADF XML codec);
+//! - [`contract`] (errors, payloads, cursors, principals) and [`telemetry`]
+//!   (metrics, trace context, progress).
 
 pub mod adapters;
 pub mod adf;

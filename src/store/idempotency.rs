@@ -3,7 +3,9 @@
 //! process on the store sees the same rows, so a key is run once across
 //! replicas, not only within one process.
 
-use sqlx::Row;
+use sqlx::query::Query;
+use sqlx::sqlite::SqliteArguments;
+use sqlx::{Row, Sqlite};
 
 use super::{Store, StoreError};
 
@@ -29,6 +31,22 @@ pub enum Turn {
     Busy,
 }
 
+/// A statement on one key's row: `?1`–`?4` are the key, later parameters follow.
+fn on_key<'q>(sql: &'static str, key: KeyRef<'q>) -> Query<'q, Sqlite, SqliteArguments> {
+    sqlx::query(sql)
+        .bind(key.dealership)
+        .bind(key.principal)
+        .bind(key.tool)
+        .bind(key.key)
+}
+
+/// The row's key, as SQL over `?1`–`?4`.
+macro_rules! the_key {
+    () => {
+        "dealership = ?1 AND principal = ?2 AND tool = ?3 AND key = ?4"
+    };
+}
+
 /// Asks for the turn of `key` for a request with `request_hash`. Times are
 /// Unix milliseconds: `lease_until` bounds a claim whose holder died, and
 /// `expires_at` how long an answer replays.
@@ -42,25 +60,22 @@ pub async fn take_turn(
 ) -> Result<Turn, StoreError> {
     let pool = store.pool();
     // An expired answer frees its key for a new request.
-    sqlx::query(
-        "DELETE FROM idempotency WHERE dealership = ? AND principal = ? AND tool = ? AND key = ?
-         AND state = 'done' AND expires_at <= ?",
+    on_key(
+        concat!(
+            "DELETE FROM idempotency WHERE ",
+            the_key!(),
+            " AND state = 'done' AND expires_at <= ?5"
+        ),
+        key,
     )
-    .bind(key.dealership)
-    .bind(key.principal)
-    .bind(key.tool)
-    .bind(key.key)
     .bind(now)
     .execute(pool)
     .await?;
-    let inserted = sqlx::query(
+    let inserted = on_key(
         "INSERT INTO idempotency (dealership, principal, tool, key, request_hash, state, lease_until, expires_at)
-         VALUES (?, ?, ?, ?, ?, 'running', ?, ?) ON CONFLICT DO NOTHING",
+         VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7) ON CONFLICT DO NOTHING",
+        key,
     )
-    .bind(key.dealership)
-    .bind(key.principal)
-    .bind(key.tool)
-    .bind(key.key)
     .bind(request_hash)
     .bind(lease_until)
     .bind(expires_at)
@@ -69,14 +84,13 @@ pub async fn take_turn(
     if inserted.rows_affected() == 1 {
         return Ok(Turn::Taken);
     }
-    let row = sqlx::query(
-        "SELECT request_hash, state, answer, lease_until FROM idempotency
-         WHERE dealership = ? AND principal = ? AND tool = ? AND key = ?",
+    let row = on_key(
+        concat!(
+            "SELECT request_hash, state, answer, lease_until FROM idempotency WHERE ",
+            the_key!()
+        ),
+        key,
     )
-    .bind(key.dealership)
-    .bind(key.principal)
-    .bind(key.tool)
-    .bind(key.key)
     .fetch_optional(pool)
     .await?;
     // Released between the insert and the read: the next ask may take it.
@@ -96,17 +110,16 @@ pub async fn take_turn(
         return Ok(Turn::Busy);
     }
     // The holder's lease lapsed (it died mid-call): take the key over, once.
-    let taken = sqlx::query(
-        "UPDATE idempotency SET lease_until = ?, expires_at = ?
-         WHERE dealership = ? AND principal = ? AND tool = ? AND key = ?
-         AND state = 'running' AND lease_until <= ?",
+    let taken = on_key(
+        concat!(
+            "UPDATE idempotency SET lease_until = ?5, expires_at = ?6 WHERE ",
+            the_key!(),
+            " AND state = 'running' AND lease_until <= ?7"
+        ),
+        key,
     )
     .bind(lease_until)
     .bind(expires_at)
-    .bind(key.dealership)
-    .bind(key.principal)
-    .bind(key.tool)
-    .bind(key.key)
     .bind(now)
     .execute(pool)
     .await?;
@@ -119,15 +132,15 @@ pub async fn take_turn(
 
 /// Records the answer of a key this call holds; later calls replay it.
 pub async fn finish(store: &Store, key: KeyRef<'_>, answer: &str) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE idempotency SET state = 'done', answer = ?
-         WHERE dealership = ? AND principal = ? AND tool = ? AND key = ? AND state = 'running'",
+    on_key(
+        concat!(
+            "UPDATE idempotency SET state = 'done', answer = ?5 WHERE ",
+            the_key!(),
+            " AND state = 'running'"
+        ),
+        key,
     )
     .bind(answer)
-    .bind(key.dealership)
-    .bind(key.principal)
-    .bind(key.tool)
-    .bind(key.key)
     .execute(store.pool())
     .await?;
     Ok(())
@@ -135,14 +148,14 @@ pub async fn finish(store: &Store, key: KeyRef<'_>, answer: &str) -> Result<(), 
 
 /// Gives back a key whose write failed, so the caller may retry with it.
 pub async fn release(store: &Store, key: KeyRef<'_>) -> Result<(), StoreError> {
-    sqlx::query(
-        "DELETE FROM idempotency
-         WHERE dealership = ? AND principal = ? AND tool = ? AND key = ? AND state = 'running'",
+    on_key(
+        concat!(
+            "DELETE FROM idempotency WHERE ",
+            the_key!(),
+            " AND state = 'running'"
+        ),
+        key,
     )
-    .bind(key.dealership)
-    .bind(key.principal)
-    .bind(key.tool)
-    .bind(key.key)
     .execute(store.pool())
     .await?;
     Ok(())

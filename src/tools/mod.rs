@@ -30,7 +30,7 @@ use crate::model::Domain;
 
 /// Version of the public tool contract (TOOLSET.md). Bump the major on any
 /// breaking change to names, schemas or error codes.
-pub const TOOLSET_VERSION: &str = "1.5.0";
+pub const TOOLSET_VERSION: &str = "1.5.1";
 
 /// A tool of the table, by its row.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
