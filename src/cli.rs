@@ -156,10 +156,11 @@ async fn run_demo(
     no_cache: bool,
 ) -> anyhow::Result<()> {
     let cancel = CancellationToken::new();
-    let mocks = demo::start_mocks(latency, &cancel)
+    let mocks = dms_bridge_testkit::start_mocks(latency, &cancel)
         .await
         .context("starting the mock upstreams")?;
-    let mut cfg = demo::config(&mocks, listen).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
+    let mut cfg =
+        demo::config(mocks.addresses(), listen).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
     cfg.cache.enabled = !no_cache;
     // The demo's store (audit records, leads) lives in a temporary file, removed at exit:
     // on disk so a long demo or a load test does not grow the process's memory.
@@ -174,7 +175,11 @@ async fn run_demo(
     result
 }
 
-fn demo_banner(mocks: &demo::MockUpstreams, listen: SocketAddr, stdio: bool) -> String {
+fn demo_banner(
+    mocks: &dms_bridge_testkit::MockUpstreams,
+    listen: SocketAddr,
+    stdio: bool,
+) -> String {
     let endpoint = if stdio {
         "stdio (this process)".to_owned()
     } else {

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use common::leads::{lead, leads_config};
 use common::{Client, connect};
-use dms_bridge::demo::mock_crm::MockCrm;
+use dms_bridge_testkit::mock_crm::MockCrm;
 use rmcp::model::CallToolRequestParams;
 use tokio::process::{Child, Command};
 

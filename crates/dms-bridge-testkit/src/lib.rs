@@ -1,2 +1,142 @@
 //! Mock dealership upstreams on loopback, for the bridge's demo, tests,
-//! examples and benchmarks.
+//! examples and benchmarks: a CDK/Fortellis-shaped API, a dealer inventory
+//! feed, a CRM's ADF HTTP intake and mailbox, Black Book, Xtime, Tekion and
+//! OpenTrack, served from the fixtures in the repository's `wiremock-fixtures/`.
+//!
+//! The crate does not depend on the bridge. Where a mock has to read what the
+//! bridge sends (ADF leads, SOAP requests) it does so with its own strict
+//! reader ([`xml`]), so a bug in the bridge's parsers cannot hide itself by
+//! being on both sides of the wire.
+
+/// A file of the repository's `wiremock-fixtures/`, compiled in. Found from this
+/// crate's manifest, so the fixtures stay where the bridge's tests read them too.
+macro_rules! fixture {
+    ($path:literal) => {
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../wiremock-fixtures/",
+            $path
+        ))
+    };
+}
+
+pub mod mock_blackbook;
+pub mod mock_cdk;
+mod mock_cdk_drive;
+pub mod mock_crm;
+pub mod mock_feed;
+pub mod mock_opentrack;
+pub mod mock_smtp;
+pub mod mock_tekion;
+pub mod mock_xtime;
+mod xml;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// The demo CRM's intake token for demo-cdk and its signing key.
+pub const CRM_TOKEN: &str = "demo-crm-token";
+pub const CRM_SIGNING_KEY: &str = "demo-crm-signing-key";
+
+/// The "today" of the repair-order fixtures (`scripts/gen_repair_orders.py`).
+const FIXTURE_TODAY: Option<chrono::NaiveDate> = chrono::NaiveDate::from_ymd_opt(2026, 11, 17);
+
+/// Days from the fixtures' "today" to the real one: the mocks move the fixtures'
+/// dates by this much so their orders are always recent.
+fn days_since_fixtures() -> i64 {
+    FIXTURE_TODAY.map_or(0, |f| (chrono::Utc::now().date_naive() - f).num_days())
+}
+
+/// Mock upstreams running on loopback.
+pub struct MockUpstreams {
+    pub cdk_url: String,
+    pub feed_url: String,
+    pub feed: mock_feed::MockFeed,
+    /// The CRM's ADF HTTP intake (demo-cdk's leads); also serves `/smtp/received`.
+    pub crm_url: String,
+    pub crm: mock_crm::MockCrm,
+    /// The CRM's ADF mailbox (demo-feed's leads).
+    pub smtp: Arc<mock_smtp::MockSmtp>,
+    /// A Black Book-shaped valuation API (both dealerships' trade-in values).
+    pub blackbook_url: String,
+    /// An Xtime-shaped service scheduler (demo-cdk's service department).
+    pub xtime_url: String,
+    /// A Tekion-shaped DMS (demo-tekion's repair orders).
+    pub tekion_url: String,
+    /// A Dealertrack OpenTrack-shaped SOAP service (demo-feed's repair orders).
+    pub opentrack_url: String,
+}
+
+impl MockUpstreams {
+    /// Where each mock listens, by the name the demo's config template gives it
+    /// (`{cdk_url}` … `{smtp_port}` in the bridge's `demo.toml`).
+    pub fn addresses(&self) -> [(&'static str, String); 8] {
+        [
+            ("cdk_url", self.cdk_url.clone()),
+            ("feed_url", self.feed_url.clone()),
+            ("crm_url", self.crm_url.clone()),
+            ("blackbook_url", self.blackbook_url.clone()),
+            ("xtime_url", self.xtime_url.clone()),
+            ("tekion_url", self.tekion_url.clone()),
+            ("opentrack_url", self.opentrack_url.clone()),
+            ("smtp_port", self.smtp.addr().port().to_string()),
+        ]
+    }
+}
+
+/// Starts the mock upstreams on ephemeral loopback ports.
+pub async fn start_mocks(
+    cdk_latency: Duration,
+    cancel: &CancellationToken,
+) -> std::io::Result<MockUpstreams> {
+    let feed = mock_feed::MockFeed::new();
+    let cdk_url = serve(mock_cdk::router(cdk_latency), cancel.child_token()).await?;
+    let feed_url = serve(feed.router(), cancel.child_token()).await?;
+    let crm = mock_crm::MockCrm::new(
+        BTreeMap::from([("demo-cdk".to_owned(), CRM_TOKEN.to_owned())]),
+        Some(CRM_SIGNING_KEY.to_owned()),
+    );
+    let smtp = Arc::new(mock_smtp::MockSmtp::start(0).await?);
+    let inbox = smtp.clone();
+    let router = crm.router().route(
+        "/smtp/received",
+        axum::routing::get(move || {
+            let inbox = inbox.clone();
+            async move { axum::Json(serde_json::json!({ "messages": inbox.messages() })) }
+        }),
+    );
+    let crm_url = serve(router, cancel.child_token()).await?;
+    let blackbook_url = serve(mock_blackbook::router(), cancel.child_token()).await?;
+    let xtime_url = serve(mock_xtime::router(), cancel.child_token()).await?;
+    let tekion_url = serve(mock_tekion::router(), cancel.child_token()).await?;
+    let opentrack_url = serve(mock_opentrack::router(), cancel.child_token()).await?;
+    Ok(MockUpstreams {
+        cdk_url,
+        feed_url,
+        feed,
+        crm_url,
+        crm,
+        smtp,
+        blackbook_url,
+        xtime_url,
+        tekion_url,
+        opentrack_url,
+    })
+}
+
+async fn serve(router: axum::Router, cancel: CancellationToken) -> std::io::Result<String> {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move {
+        let server = axum::serve(listener, router)
+            .with_graceful_shutdown(async move { cancel.cancelled().await });
+        if let Err(e) = server.await {
+            tracing::error!(error = %e, "Mock upstream stopped.");
+        }
+    });
+    Ok(format!("http://{addr}"))
+}
