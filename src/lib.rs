@@ -5,14 +5,13 @@
 //! I/O) → [`gateway`] (the dispatch pipeline every call passes through) →
 //! [`tools`] (the canonical surface) → [`adapters`] (closed set of upstream
 //! kinds driven by `adapters/` profiles and `mappings/` field maps), exposed by
-//! [`mcp`] over Streamable HTTP and stdio. [`demo`] runs it all against mock
-//! upstreams on loopback.
+//! [`mcp`] over Streamable HTTP and stdio. [`cli::demo`] runs it all against
+//! the mock upstreams of `dms-bridge-testkit` on loopback.
 
 pub mod adapters;
 pub mod adf;
 pub mod cli;
 pub mod config;
-pub mod demo;
 pub mod gateway;
 pub mod leads;
 pub mod mcp;

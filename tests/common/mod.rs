@@ -7,8 +7,8 @@ pub mod raw;
 
 use std::net::SocketAddr;
 
+use dms_bridge::cli::demo;
 use dms_bridge::config::from_toml_str;
-use dms_bridge::demo;
 use dms_bridge::mcp::http::{HttpSettings, router};
 use dms_bridge::mcp::serve::{self, ServeSettings};
 use dms_bridge::runtime;
