@@ -17,13 +17,15 @@
 //!   [`adf`] (the ADF XML codec);
 //! - [`contract`] (errors, payloads, cursors, principals) and [`telemetry`]
 //!   (metrics, trace context, progress).
+//!
+//! [`cli::demo`] runs it all against the mock upstreams of
+//! `dms-bridge-testkit` on loopback.
 
 pub mod adapters;
 pub mod adf;
 pub mod cli;
 pub mod config;
 pub mod contract;
-pub mod demo;
 pub mod gateway;
 pub mod leads;
 pub mod mcp;

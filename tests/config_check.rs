@@ -132,7 +132,7 @@ scopes = ["amcp:inventory:read"]
 
 /// The embedded demo template made concrete.
 fn demo_config(upstream: &str) -> String {
-    dms_bridge::demo::TEMPLATE
+    dms_bridge::cli::demo::TEMPLATE
         .replace("{cdk_url}", upstream)
         .replace("{feed_url}", upstream)
         .replace("{crm_url}", upstream)

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::leads::{lead, leads_config, leads_with_inventory_config, wait_delivery};
 use common::{call, connect, ok, with_config};
 use dms_bridge::adf::{self, ProspectStatus};
-use dms_bridge::demo::mock_smtp::MockSmtp;
+use dms_bridge_testkit::mock_smtp::MockSmtp;
 use hmac::{Hmac, Mac};
 use serde_json::json;
 use sha2::Sha256;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use common::leads::{lead, leads_config};
 use common::process::{free_port, start_bridge};
 use common::{Client, connect};
-use dms_bridge::demo::mock_crm::MockCrm;
+use dms_bridge_testkit::mock_crm::MockCrm;
 use rmcp::model::CallToolRequestParams;
 
 const WORKERS: usize = 8;

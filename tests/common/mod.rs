@@ -8,11 +8,12 @@ pub mod raw;
 
 use std::net::SocketAddr;
 
+use dms_bridge::cli::demo;
 use dms_bridge::config::from_toml_str;
-use dms_bridge::demo::{self, MockUpstreams};
 use dms_bridge::mcp::http::{HttpSettings, router};
 use dms_bridge::mcp::serve::{self, ServeSettings};
 use dms_bridge::runtime;
+use dms_bridge_testkit::{MockUpstreams, start_mocks};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -46,10 +47,10 @@ pub async fn demo() -> Bridge {
 /// The demo with `extra` TOML appended to its config (more tokens, …).
 pub async fn demo_with(extra: &str) -> Bridge {
     let cancel = CancellationToken::new();
-    let mocks = demo::start_mocks(std::time::Duration::ZERO, &cancel)
+    let mocks = start_mocks(std::time::Duration::ZERO, &cancel)
         .await
         .expect("mocks");
-    let toml = demo::render(&mocks, "127.0.0.1:0".parse().unwrap()) + extra;
+    let toml = demo::render(mocks.addresses(), "127.0.0.1:0".parse().unwrap()) + extra;
     let mut bridge = start(&toml, cancel).await;
     bridge.mocks = Some(mocks);
     bridge
@@ -58,10 +59,10 @@ pub async fn demo_with(extra: &str) -> Bridge {
 /// The demo with extra `[server]` settings (TOML lines).
 pub async fn demo_with_server(settings: &str) -> Bridge {
     let cancel = CancellationToken::new();
-    let mocks = demo::start_mocks(std::time::Duration::ZERO, &cancel)
+    let mocks = start_mocks(std::time::Duration::ZERO, &cancel)
         .await
         .expect("mocks");
-    let toml = demo::render(&mocks, "127.0.0.1:0".parse().unwrap()).replacen(
+    let toml = demo::render(mocks.addresses(), "127.0.0.1:0".parse().unwrap()).replacen(
         "[server]\n",
         &format!("[server]\n{settings}\n"),
         1,

@@ -1,7 +1,24 @@
-//! `dms-bridge demo`: the whole bridge on one machine. Mock upstreams (a
-//! CDK/Fortellis-shaped API and a dealer inventory feed) are served on loopback
-//! from the same fixtures the tests use, and the bridge is configured from the
-//! embedded `demo.toml`.
+//! Mock dealership upstreams on loopback, for the bridge's demo, tests,
+//! examples and benchmarks: a CDK/Fortellis-shaped API, a dealer inventory
+//! feed, a CRM's ADF HTTP intake and mailbox, Black Book, Xtime, Tekion and
+//! OpenTrack, served from the fixtures in the repository's `wiremock-fixtures/`.
+//!
+//! The crate does not depend on the bridge. Where a mock has to read what the
+//! bridge sends (ADF leads, SOAP requests) it does so with its own strict
+//! reader ([`xml`]), so a bug in the bridge's parsers cannot hide itself by
+//! being on both sides of the wire.
+
+/// A file of the repository's `wiremock-fixtures/`, compiled in. Found from this
+/// crate's manifest, so the fixtures stay where the bridge's tests read them too.
+macro_rules! fixture {
+    ($path:literal) => {
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../wiremock-fixtures/",
+            $path
+        ))
+    };
+}
 
 pub mod mock_blackbook;
 pub mod mock_cdk;
@@ -12,19 +29,14 @@ pub mod mock_opentrack;
 pub mod mock_smtp;
 pub mod mock_tekion;
 pub mod mock_xtime;
+mod xml;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-
-use crate::config::{Config, ConfigErrors, from_toml_str};
-
-/// The demo's config template; see [`config`].
-pub const TEMPLATE: &str = include_str!("demo.toml");
 
 /// The demo CRM's intake token for demo-cdk and its signing key.
 pub const CRM_TOKEN: &str = "demo-crm-token";
@@ -57,6 +69,23 @@ pub struct MockUpstreams {
     pub tekion_url: String,
     /// A Dealertrack OpenTrack-shaped SOAP service (demo-feed's repair orders).
     pub opentrack_url: String,
+}
+
+impl MockUpstreams {
+    /// Where each mock listens, by the name the demo's config template gives it
+    /// (`{cdk_url}` … `{smtp_port}` in the bridge's `demo.toml`).
+    pub fn addresses(&self) -> [(&'static str, String); 8] {
+        [
+            ("cdk_url", self.cdk_url.clone()),
+            ("feed_url", self.feed_url.clone()),
+            ("crm_url", self.crm_url.clone()),
+            ("blackbook_url", self.blackbook_url.clone()),
+            ("xtime_url", self.xtime_url.clone()),
+            ("tekion_url", self.tekion_url.clone()),
+            ("opentrack_url", self.opentrack_url.clone()),
+            ("smtp_port", self.smtp.addr().port().to_string()),
+        ]
+    }
 }
 
 /// Starts the mock upstreams on ephemeral loopback ports.
@@ -110,22 +139,4 @@ async fn serve(router: axum::Router, cancel: CancellationToken) -> std::io::Resu
         }
     });
     Ok(format!("http://{addr}"))
-}
-
-/// The demo config with the mock upstreams' URLs and the listen address filled in.
-pub fn config(mocks: &MockUpstreams, listen: SocketAddr) -> Result<Config, ConfigErrors> {
-    from_toml_str(&render(mocks, listen))
-}
-
-pub fn render(mocks: &MockUpstreams, listen: SocketAddr) -> String {
-    TEMPLATE
-        .replace("{cdk_url}", &mocks.cdk_url)
-        .replace("{feed_url}", &mocks.feed_url)
-        .replace("{crm_url}", &mocks.crm_url)
-        .replace("{blackbook_url}", &mocks.blackbook_url)
-        .replace("{xtime_url}", &mocks.xtime_url)
-        .replace("{tekion_url}", &mocks.tekion_url)
-        .replace("{opentrack_url}", &mocks.opentrack_url)
-        .replace("{smtp_port}", &mocks.smtp.addr().port().to_string())
-        .replace("{listen}", &listen.to_string())
 }

@@ -16,8 +16,8 @@ use sha2::{Digest, Sha256};
 use tokio::sync::RwLock;
 
 pub const SNAPSHOTS: [&str; 2] = [
-    include_str!("../../wiremock-fixtures/feed/homenet-inventory.csv"),
-    include_str!("../../wiremock-fixtures/feed/homenet-inventory-next.csv"),
+    fixture!("feed/homenet-inventory.csv"),
+    fixture!("feed/homenet-inventory-next.csv"),
 ];
 pub const PATH: &str = "/feeds/homenet-inventory.csv";
 

@@ -1,4 +1,6 @@
-//! Command line: `demo`, `serve`, `check`.
+//! Command line: `demo`, `serve`, `check`, `leads retry`.
+
+pub mod demo;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -14,7 +16,7 @@ use crate::contract::Principal;
 use crate::gateway::Gateway;
 use crate::mcp::http::{HttpSettings, router};
 use crate::mcp::serve::ServeSettings;
-use crate::{demo, mcp, runtime};
+use crate::{mcp, runtime};
 
 /// Environment variable holding the caller's token in stdio mode.
 pub const TOKEN_ENV: &str = "DMS_BRIDGE_TOKEN";
@@ -96,7 +98,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             no_cache,
         } => {
             let latency = Duration::from_millis(upstream_latency_ms);
-            Box::pin(run_demo(listen, stdio, latency, no_cache)).await
+            Box::pin(demo::run(listen, stdio, latency, no_cache)).await
         }
         Command::Serve { config, stdio } => {
             let cfg = config::load_file(&config).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -147,74 +149,6 @@ fn check(path: &Path) -> anyhow::Result<()> {
             std::process::exit(2);
         }
     }
-}
-
-async fn run_demo(
-    listen: SocketAddr,
-    stdio: bool,
-    latency: Duration,
-    no_cache: bool,
-) -> anyhow::Result<()> {
-    let cancel = CancellationToken::new();
-    let mocks = demo::start_mocks(latency, &cancel)
-        .await
-        .context("starting the mock upstreams")?;
-    let mut cfg = demo::config(&mocks, listen).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
-    cfg.cache.enabled = !no_cache;
-    // The demo's store (audit records, leads) lives in a temporary file, removed at exit:
-    // on disk so a long demo or a load test does not grow the process's memory.
-    let store = std::env::temp_dir().join(format!("dms-bridge-demo-{}.db", std::process::id()));
-    cfg.store.url = format!("sqlite://{}", store.display());
-    let banner = demo_banner(&mocks, listen, stdio);
-    let result = Box::pin(serve(&cfg, Path::new("."), stdio, Some(banner))).await;
-    cancel.cancel();
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", store.display()));
-    }
-    result
-}
-
-fn demo_banner(mocks: &demo::MockUpstreams, listen: SocketAddr, stdio: bool) -> String {
-    let endpoint = if stdio {
-        "stdio (this process)".to_owned()
-    } else {
-        format!("http://{listen}/mcp")
-    };
-    let mut banner = format!(
-        "dms-bridge demo\n\
-         \n  MCP endpoint:   {endpoint}\
-         \n  Dealerships:    demo-cdk    (CDK/Fortellis-shaped API at {cdk}/cdk: inventory, CDK Drive repair orders)\
-         \n                  demo-feed   (HomeNet-style CSV feed at {feed}/feeds/homenet-inventory.csv, public inventory;\
-         \n                               OpenTrack-shaped SOAP repair orders at {opentrack}/serviceapi.asmx)\
-         \n                  demo-tekion (a service center: Tekion-shaped repair orders at {tekion})\
-         \n  Service:        demo-cdk books through an Xtime-shaped scheduler at {xtime}\
-         \n  Trade-ins:      a Black Book-shaped valuation API at {blackbook}\
-         \n  Tokens:         demo-token-cdk   -> demo-cdk only\
-         \n                  demo-token-group -> demo-cdk, demo-feed and demo-tekion\
-         \n                  (no token)       -> demo-feed inventory, anonymously\
-         \n  Lead delivery:  demo-cdk  -> CRM ADF HTTP intake {crm}/adf/demo-cdk (token + HMAC signature)\
-         \n                  demo-feed -> CRM ADF mailbox smtp://{smtp}\
-         \n  What the CRM received:  curl {crm}/adf/received   curl {crm}/smtp/received\n",
-        cdk = mocks.cdk_url,
-        feed = mocks.feed_url,
-        crm = mocks.crm_url,
-        smtp = mocks.smtp.addr(),
-        opentrack = mocks.opentrack_url,
-        tekion = mocks.tekion_url,
-        xtime = mocks.xtime_url,
-        blackbook = mocks.blackbook_url,
-    );
-    if !stdio {
-        banner.push_str(&format!(
-            "\n  Try:  npx @modelcontextprotocol/inspector --cli http://{listen}/mcp --transport http \\\
-             \n          --header \"Authorization: Bearer demo-token-group\" --method tools/list\n"
-        ));
-    }
-    banner.push_str(&format!(
-        "  Sell three units in the feed:  curl -X POST {}/feeds/advance\n",
-        mocks.feed_url
-    ));
-    banner
 }
 
 /// Builds the runtime and serves over HTTP or stdio until interrupted.

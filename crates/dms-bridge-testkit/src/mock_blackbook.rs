@@ -16,8 +16,8 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
-pub const VALUES: &str = include_str!("../../wiremock-fixtures/blackbook/values-by-vin.json");
-pub const NO_DATA: &str = include_str!("../../wiremock-fixtures/blackbook/no-data.json");
+pub const VALUES: &str = fixture!("blackbook/values-by-vin.json");
+pub const NO_DATA: &str = fixture!("blackbook/no-data.json");
 pub const USER: &str = "demo-bb-user";
 pub const PASSWORD: &str = "demo-bb-pass";
 /// Dollars a value moves per mile above or below the mileage it is quoted for.

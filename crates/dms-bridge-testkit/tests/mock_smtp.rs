@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use dms_bridge::demo::mock_smtp::*;
+use dms_bridge_testkit::mock_smtp::*;
 use lettre::message::header::{ContentTransferEncoding, ContentType};
 use lettre::message::{Body, Mailbox};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};

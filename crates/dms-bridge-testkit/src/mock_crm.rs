@@ -2,7 +2,9 @@
 //! CRMs run: `POST /adf/{dealer}?token=…` with the raw ADF body and an optional
 //! `x-adf-signature` (hex HMAC-SHA256 of the body). It answers JSON, drops a
 //! repeated `(source, id)` as a duplicate, and can be told to fail requests.
-//! `GET /adf/received` shows what it has taken in.
+//! `GET /adf/received` shows what it has taken in. Documents are read with this
+//! crate's own strict reader ([`read_adf`]), not the bridge's lenient one, so
+//! ADF the bridge writes wrong is refused here as a real CRM would refuse it.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,7 +23,7 @@ use serde::Serialize;
 use serde_json::json;
 use sha2::Sha256;
 
-use crate::adf::{self, ProspectStatus};
+use crate::xml;
 
 /// One lead the intake accepted.
 #[derive(Debug, Clone, Serialize)]
@@ -135,10 +137,11 @@ async fn intake(
             json!({ "error": "invalid signature" }),
         );
     }
-    let Some(lead) = adf::parse(&body).ok().and_then(|l| l.into_iter().next()) else {
-        return reply(StatusCode::BAD_REQUEST, json!({ "error": "malformed_xml" }));
+    let prospect = match read_adf(&body) {
+        Ok(prospect) => prospect,
+        Err(error) => return reply(StatusCode::BAD_REQUEST, json!({ "error": error })),
     };
-    let Some(id) = lead.ids.first().cloned() else {
+    let Some(id) = prospect.id else {
         return reply(
             StatusCode::BAD_REQUEST,
             json!({ "error": "missing prospect id" }),
@@ -167,10 +170,7 @@ async fn intake(
         dealer,
         adf_id: id.value,
         source: id.source,
-        status: match lead.status {
-            ProspectStatus::New => "new",
-            ProspectStatus::Resend => "resend",
-        },
+        status: prospect.status,
         received_at: Utc::now(),
         document: String::from_utf8_lossy(&body).into_owned(),
     });
@@ -178,6 +178,45 @@ async fn intake(
         StatusCode::OK,
         json!({ "success": true, "leadId": crm_lead_id, "parseOk": true, "duplicate": false }),
     )
+}
+
+/// What the intake reads of a lead: the first `<prospect>`'s status and first
+/// non-blank `<id>`.
+struct Prospect {
+    /// `new` or `resend`.
+    status: &'static str,
+    id: Option<ProspectId>,
+}
+
+/// A prospect `<id>` and its `source`, the pair CRMs deduplicate on.
+struct ProspectId {
+    value: String,
+    source: Option<String>,
+}
+
+/// Reads an ADF document strictly: well-formed UTF-8 XML, an `<adf>` root with a
+/// `<prospect>` whose `status` is `new` (or absent) or `resend`. The error is the
+/// `error` of the 400 reply.
+fn read_adf(body: &[u8]) -> Result<Prospect, &'static str> {
+    let document = xml::parse(body).ok_or("malformed_xml")?;
+    let prospect = xml::descend(document.root(), &["adf", "prospect"]).ok_or("malformed_xml")?;
+    let status = match prospect.attribute("status").map(str::trim) {
+        None | Some("new") => "new",
+        Some("resend") => "resend",
+        Some(_) => return Err("invalid prospect status"),
+    };
+    let id = xml::children(prospect, "id").find_map(|n| {
+        let value = xml::text(n);
+        let source = n
+            .attribute("source")
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        (!value.is_empty()).then(|| ProspectId {
+            value,
+            source: source.map(str::to_owned),
+        })
+    });
+    Ok(Prospect { status, id })
 }
 
 fn signature_ok(key: &str, headers: &HeaderMap, body: &[u8]) -> bool {
@@ -199,4 +238,44 @@ async fn received(State(crm): State<MockCrm>) -> Json<serde_json::Value> {
 
 fn reply(status: StatusCode, body: serde_json::Value) -> Response {
     (status, Json(body)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_first_prospects_first_id_and_status() {
+        let adf = br#"<?xml version="1.0" encoding="UTF-8"?><?adf version="1.0"?>
+            <adf><prospect status="resend"><id sequence="1" source=" "> </id>
+            <id sequence="2" source="dms-bridge"> lead-1 </id></prospect>
+            <prospect><id>lead-2</id></prospect></adf>"#;
+        let prospect = read_adf(adf).unwrap();
+        assert_eq!(prospect.status, "resend");
+        let id = prospect.id.unwrap();
+        assert_eq!(
+            (id.value.as_str(), id.source.as_deref()),
+            ("lead-1", Some("dms-bridge"))
+        );
+        let bare = read_adf(b"<adf><prospect><id> </id></prospect></adf>").unwrap();
+        assert_eq!((bare.status, bare.id.is_none()), ("new", true));
+    }
+
+    #[test]
+    fn refuses_what_a_strict_crm_would() {
+        let refused = |doc: &[u8]| read_adf(doc).err();
+        assert_eq!(
+            refused(b"<adf><prospect><id>1</prospect></adf>"),
+            Some("malformed_xml")
+        );
+        assert_eq!(
+            refused(b"<ADF><prospect><id>1</id></prospect></ADF>"),
+            Some("malformed_xml")
+        );
+        assert_eq!(refused(b"<adf/>"), Some("malformed_xml"));
+        assert_eq!(
+            refused(br#"<adf><prospect status="old"><id>1</id></prospect></adf>"#),
+            Some("invalid prospect status")
+        );
+    }
 }

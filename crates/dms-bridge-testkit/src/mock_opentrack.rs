@@ -5,46 +5,68 @@
 //! `wiremock-fixtures/opentrack/`: the closed orders of the close days the
 //! fixtures hold (other days are empty), details by RO number (unknown numbers
 //! are an empty result), and SOAP faults for bad credentials or dealer codes.
+//! Requests are read with this crate's own XML reader ([`crate::xml`]), not the
+//! bridge's, so an envelope the bridge builds wrong is not read back the way it
+//! was meant.
 
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use bytes::Bytes;
-use serde_json::Value;
 
-use crate::adapters::soap::{envelope, xml};
+use crate::xml;
 
 pub const USERNAME: &str = "demo-opentrack-user";
 pub const PASSWORD: &str = "demo-opentrack-pass";
 pub const ENTERPRISE_CODE: &str = "LK";
 pub const COMPANY_NUMBER: &str = "LK1";
 const ACTION_PREFIX: &str = "opentrack.dealertrack.com/";
-
-macro_rules! fixture {
-    ($name:literal) => {
-        include_str!(concat!("../../wiremock-fixtures/opentrack/", $name))
-    };
-}
+/// What OpenTrack answers with, SOAP 1.2 envelope or not.
+const TEXT_XML_UTF8: &str = "text/xml; charset=utf-8";
 
 /// `GetClosedRepairOrders` answers by close day.
 const CLOSED: [(&str, &str); 4] = [
-    ("2026-10-21", fixture!("closed-repair-orders-20261021.xml")),
-    ("2026-11-05", fixture!("closed-repair-orders-20261105.xml")),
-    ("2026-11-13", fixture!("closed-repair-orders-20261113.xml")),
-    ("2026-11-14", fixture!("closed-repair-orders-20261114.xml")),
+    (
+        "2026-10-21",
+        fixture!("opentrack/closed-repair-orders-20261021.xml"),
+    ),
+    (
+        "2026-11-05",
+        fixture!("opentrack/closed-repair-orders-20261105.xml"),
+    ),
+    (
+        "2026-11-13",
+        fixture!("opentrack/closed-repair-orders-20261113.xml"),
+    ),
+    (
+        "2026-11-14",
+        fixture!("opentrack/closed-repair-orders-20261114.xml"),
+    ),
 ];
 /// `GetClosedRepairOrderDetails` answers by RO number.
 const DETAILS: [(&str, &str); 4] = [
-    ("60080", fixture!("repair-order-details-60080.xml")),
-    ("60090", fixture!("repair-order-details-60090.xml")),
-    ("60095", fixture!("repair-order-details-60095.xml")),
-    ("60096", fixture!("repair-order-details-60096.xml")),
+    (
+        "60080",
+        fixture!("opentrack/repair-order-details-60080.xml"),
+    ),
+    (
+        "60090",
+        fixture!("opentrack/repair-order-details-60090.xml"),
+    ),
+    (
+        "60095",
+        fixture!("opentrack/repair-order-details-60095.xml"),
+    ),
+    (
+        "60096",
+        fixture!("opentrack/repair-order-details-60096.xml"),
+    ),
 ];
-const CLOSED_NONE: &str = fixture!("closed-repair-orders-none.xml");
-const DETAILS_NONE: &str = fixture!("repair-order-details-none.xml");
-const FAULT_AUTHENTICATION: &str = fixture!("fault-authentication.xml");
-const FAULT_DEALER: &str = fixture!("fault-dealer.xml");
+const CLOSED_NONE: &str = fixture!("opentrack/closed-repair-orders-none.xml");
+const DETAILS_NONE: &str = fixture!("opentrack/repair-order-details-none.xml");
+const FAULT_AUTHENTICATION: &str = fixture!("opentrack/fault-authentication.xml");
+const FAULT_DEALER: &str = fixture!("opentrack/fault-dealer.xml");
 
 pub fn router() -> Router {
     Router::new().route("/serviceapi.asmx", post(serve))
@@ -65,27 +87,30 @@ async fn serve(headers: HeaderMap, body: Bytes) -> Response {
     let Some(operation) = action.trim_matches('"').strip_prefix(ACTION_PREFIX) else {
         return (StatusCode::BAD_REQUEST, "unknown SOAPAction").into_response();
     };
-    let Ok(doc) = xml::to_json(&body) else {
+    let Some(doc) = xml::parse(&body) else {
         return (StatusCode::BAD_REQUEST, "not XML").into_response();
     };
-    let token = &doc["Envelope"]["Header"]["Security"]["UsernameToken"];
-    if text(&token["Username"]) != USERNAME || text(&token["Password"]) != PASSWORD {
+    let token = xml::descend(
+        doc.root(),
+        &["Envelope", "Header", "Security", "UsernameToken"],
+    );
+    if xml::text_at(token, &["Username"]) != USERNAME
+        || xml::text_at(token, &["Password"]) != PASSWORD
+    {
         return soap(StatusCode::INTERNAL_SERVER_ERROR, FAULT_AUTHENTICATION);
     }
-    let request = envelope::body(&doc)
-        .map(|b| &b[operation])
-        .unwrap_or(&Value::Null);
-    let dealer = &request["dealer"];
-    if text(&dealer["EnterpriseCode"]) != ENTERPRISE_CODE
-        || text(&dealer["CompanyNumber"]) != COMPANY_NUMBER
+    let request = xml::descend(doc.root(), &["Envelope", "Body", operation]);
+    let read = |path: &[&str]| xml::text_at(request, path);
+    if read(&["dealer", "EnterpriseCode"]) != ENTERPRISE_CODE
+        || read(&["dealer", "CompanyNumber"]) != COMPANY_NUMBER
     {
         return soap(StatusCode::INTERNAL_SERVER_ERROR, FAULT_DEALER);
     }
-    let asked = |key: &str| text(&request["request"][key]);
+    let asked = |key| read(&["request", key]);
     let answer = match operation {
-        "GetClosedRepairOrders" => lookup(&CLOSED, asked("CloseDate")).unwrap_or(CLOSED_NONE),
+        "GetClosedRepairOrders" => lookup(&CLOSED, &asked("CloseDate")).unwrap_or(CLOSED_NONE),
         "GetClosedRepairOrderDetails" => {
-            lookup(&DETAILS, asked("RepairOrderNumber")).unwrap_or(DETAILS_NONE)
+            lookup(&DETAILS, &asked("RepairOrderNumber")).unwrap_or(DETAILS_NONE)
         }
         _ => return (StatusCode::BAD_REQUEST, "unknown operation").into_response(),
     };
@@ -96,19 +121,6 @@ fn lookup(table: &[(&str, &'static str)], key: &str) -> Option<&'static str> {
     table.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
 }
 
-/// An element's text, whether it has attributes (`Password Type=…`) or not.
-fn text(value: &Value) -> &str {
-    value
-        .as_str()
-        .or_else(|| value["#text"].as_str())
-        .unwrap_or_default()
-}
-
 fn soap(status: StatusCode, body: &'static str) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, envelope::TEXT_XML_UTF8)],
-        body,
-    )
-        .into_response()
+    (status, [(header::CONTENT_TYPE, TEXT_XML_UTF8)], body).into_response()
 }

@@ -15,8 +15,8 @@ use axum::routing::get;
 use chrono::{NaiveDate, TimeDelta, Utc};
 use serde_json::{Value, json};
 
-const OPEN: &str = include_str!("../../wiremock-fixtures/cdk/repair-orders/result-open.json");
-const CLOSED: &str = include_str!("../../wiremock-fixtures/cdk/repair-orders/result-closed.json");
+const OPEN: &str = fixture!("cdk/repair-orders/result-open.json");
+const CLOSED: &str = fixture!("cdk/repair-orders/result-closed.json");
 const BASE: &str = "/cdk/drive/servicerepairorder/v1";
 
 /// A started query: the records its result will hold, and status polls so far.
@@ -163,7 +163,7 @@ fn not_found() -> Response {
 
 /// The fixture's records with every date moved to end near today.
 fn records(fixture: &str) -> Vec<Value> {
-    let shift = TimeDelta::days(super::days_since_fixtures());
+    let shift = TimeDelta::days(crate::days_since_fixtures());
     let mut data = serde_json::from_str::<Value>(fixture)
         .ok()
         .and_then(|v| v.get("data").and_then(Value::as_array).cloned())

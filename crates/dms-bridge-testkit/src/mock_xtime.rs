@@ -20,8 +20,8 @@ use base64::engine::general_purpose::STANDARD;
 use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, TimeZone, Weekday};
 use serde_json::{Value, json};
 
-pub const SERVICES: &str = include_str!("../../wiremock-fixtures/xtime/services.json");
-pub const TOKEN: &str = include_str!("../../wiremock-fixtures/xtime/token.json");
+pub const SERVICES: &str = fixture!("xtime/services.json");
+pub const TOKEN: &str = fixture!("xtime/token.json");
 pub const CLIENT_ID: &str = "demo-xtime-client";
 pub const CLIENT_SECRET: &str = "demo-xtime-secret";
 pub const API_KEY: &str = "demo-xtime-key";

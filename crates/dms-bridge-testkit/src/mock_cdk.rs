@@ -2,7 +2,7 @@
 //! what the real one does: a Basic-authenticated client-credentials token with
 //! `scope`, `Subscription-Id` and `Request-Id` on every call, `limit` ≤ 100,
 //! removed units only when `deleted=true`. CDK Drive repair orders are in
-//! [`super::mock_cdk_drive`].
+//! [`crate::mock_cdk_drive`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,7 +18,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 /// The fixture served (a full MVS2 result set including removed units).
-pub const VEHICLES: &str = include_str!("../../wiremock-fixtures/cdk/merchandisable-vehicles.json");
+pub const VEHICLES: &str = fixture!("cdk/merchandisable-vehicles.json");
 pub const CLIENT_ID: &str = "demo-cdk-client";
 pub const CLIENT_SECRET: &str = "demo-cdk-secret";
 pub const SUBSCRIPTION_ID: &str = "7f1c4c52-5a0e-4c61-9a57-0d6c9d7b0c11";
@@ -47,7 +47,7 @@ pub fn router(latency: Duration) -> Router {
             get(inventory),
         )
         .with_state(state)
-        .merge(super::mock_cdk_drive::router(ACCESS_TOKEN))
+        .merge(crate::mock_cdk_drive::router(ACCESS_TOKEN))
 }
 
 async fn token(headers: HeaderMap, body: String) -> Response {
@@ -62,7 +62,7 @@ async fn token(headers: HeaderMap, body: String) -> Response {
         )
             .into_response();
     }
-    let form: HashMap<String, String> = serde_urlencoded_pairs(&body);
+    let form: HashMap<String, String> = form_fields(&body);
     if form.get("grant_type").map(String::as_str) != Some("client_credentials") {
         return (
             StatusCode::BAD_REQUEST,
@@ -80,14 +80,12 @@ async fn token(headers: HeaderMap, body: String) -> Response {
     axum::Json(json!({ "token_type": "Bearer", "expires_in": 3600, "access_token": ACCESS_TOKEN, "scope": "anonymous" })).into_response()
 }
 
-fn serde_urlencoded_pairs(body: &str) -> HashMap<String, String> {
-    reqwest::Url::parse(&format!("http://x/?{body}"))
-        .map(|u| {
-            u.query_pairs()
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect()
-        })
-        .unwrap_or_default()
+/// The form fields of a token request; read after the credentials are checked,
+/// so a request without them gets 401 whatever its body.
+fn form_fields(body: &str) -> HashMap<String, String> {
+    form_urlencoded::parse(body.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
 }
 
 #[derive(serde::Serialize)]

@@ -15,11 +15,11 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 const PAGES: [&str; 2] = [
-    include_str!("../../wiremock-fixtures/tekion/repair-orders-page-1.json"),
-    include_str!("../../wiremock-fixtures/tekion/repair-orders-page-2.json"),
+    fixture!("tekion/repair-orders-page-1.json"),
+    fixture!("tekion/repair-orders-page-2.json"),
 ];
-const TOKEN: &str = include_str!("../../wiremock-fixtures/tekion/token.json");
-const DEALER_ERROR: &str = include_str!("../../wiremock-fixtures/tekion/error-dealer.json");
+const TOKEN: &str = fixture!("tekion/token.json");
+const DEALER_ERROR: &str = fixture!("tekion/error-dealer.json");
 pub const APP_ID: &str = "demo-tekion-app";
 pub const SECRET_KEY: &str = "demo-tekion-secret";
 pub const DEALER_ID: &str = "hill-country-01";
@@ -98,7 +98,7 @@ async fn repair_orders(headers: HeaderMap, Query(q): Query<HashMap<String, Strin
 
 /// Every fixture record, its times moved by whole days to end near today.
 fn records() -> Vec<Value> {
-    let shift = super::days_since_fixtures() * DAY_MS;
+    let shift = crate::days_since_fixtures() * DAY_MS;
     let mut all: Vec<Value> = PAGES
         .iter()
         .filter_map(|p| serde_json::from_str::<Value>(p).ok())
