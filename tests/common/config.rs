@@ -82,11 +82,21 @@ impl BridgeConfig {
         Self::default()
     }
 
-    /// Adds `line` to the top-level table `[name]` (`server`, `limits`, `cache`, …).
+    /// Adds `line` to the top-level table `[name]` (`server`, `limits`, `cache`, …);
+    /// a `key = value` line replaces an earlier one with the same key.
     pub fn section(mut self, name: &str, line: &str) -> Self {
-        match self.sections.iter_mut().find(|(n, _)| n == name) {
-            Some((_, lines)) => lines.push(line.to_owned()),
-            None => self.sections.push((name.to_owned(), vec![line.to_owned()])),
+        let key = |l: &str| l.split_once('=').map(|(k, _)| k.trim().to_owned());
+        let Some(at) = self.sections.iter().position(|(n, _)| n == name) else {
+            self.sections.push((name.to_owned(), vec![line.to_owned()]));
+            return self;
+        };
+        let lines = &mut self.sections[at].1;
+        match lines
+            .iter_mut()
+            .find(|l| key(l).is_some() && key(l) == key(line))
+        {
+            Some(same_key) => line.clone_into(same_key),
+            None => lines.push(line.to_owned()),
         }
         self
     }
@@ -288,6 +298,19 @@ impl Upstream {
         Self::new("soap")
             .set("profile", quoted(profile))
             .set("base_url", quoted(base_url))
+    }
+
+    /// An OpenTrack-shaped SOAP upstream at `base_url` (user `ot-user`, dealer
+    /// `EC1`/`CN&7`), with a 2s timeout.
+    pub fn opentrack(base_url: &str) -> Self {
+        Self::soap("opentrack", base_url)
+            .set("username", secret("ot-user"))
+            .set("password", secret("s3cret&<pw>"))
+            .set(
+                "vars",
+                r#"{ enterprise_code = "EC1", company_number = "CN&7" }"#,
+            )
+            .timeout("2s")
     }
 
     /// A CRM intake taking ADF documents by HTTP POST at `url`.
