@@ -286,6 +286,18 @@ impl Upstream {
             .timeout("2s")
     }
 
+    /// An Xtime-shaped scheduler at `base_url` (token endpoint at
+    /// `{base_url}/oauth2/token`, dealer `ACME01`), with a 2s timeout.
+    pub fn xtime(base_url: &str) -> Self {
+        Self::rest("xtime", base_url)
+            .set("token_url", quoted(&format!("{base_url}/oauth2/token")))
+            .set("client_id", secret("xt-id"))
+            .set("client_secret", secret("xt-secret"))
+            .set("secrets", r#"{ api_key = { value = "xt-key" } }"#)
+            .set("vars", r#"{ dealer_code = "ACME01" }"#)
+            .timeout("2s")
+    }
+
     /// An inventory feed at `url` read with the built-in (or file) `mapping`.
     pub fn feed(url: &str, mapping: &str) -> Self {
         Self::new("feed")
@@ -332,6 +344,11 @@ impl Upstream {
 
     pub fn timeout(self, timeout: &str) -> Self {
         self.set("timeout", quoted(timeout))
+    }
+
+    /// How often a feed is polled.
+    pub fn refresh_interval(self, every: &str) -> Self {
+        self.set("refresh_interval", quoted(every))
     }
 
     /// The upstream's `resilience` table, as inline TOML.
