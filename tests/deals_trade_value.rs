@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::config::{BridgeConfig, Dealership, Token, Upstream, secret};
 use common::{call, connect, demo, err, fixture, ok, with_config};
 use serde_json::json;
 use wiremock::matchers::{header, method, path, query_param};
@@ -15,32 +16,24 @@ const VIN: &str = "5NMCDKFR3SH382627";
 const PATH: &str = "/UsedCarWS/UsedCarWS/UsedVehicle/VIN/5NMCDKFR3SH382627";
 
 fn config(upstream: &str) -> String {
-    format!(
-        r#"
-[[dealerships]]
-id = "acme"
-name = "Acme Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-routes = {{ deals = "bb" }}
-
-[upstreams.bb]
-kind = "rest"
-profile = "blackbook"
-base_url = "{upstream}"
-client_id = {{ value = "bb-user" }}
-client_secret = {{ value = "bb-pass" }}
-vars = {{ template = "11", customer_id = "acme-42" }}
-timeout = "2s"
-resilience = {{ retries = {{ max = 0 }} }}
-
-[[tokens]]
-name = "agent"
-secret = {{ value = "agent-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:deals:read"]
-"#
-    )
+    BridgeConfig::new()
+        .dealership(Dealership::acme().route("deals", "bb"))
+        .upstream(
+            "bb",
+            Upstream::rest("blackbook", upstream)
+                .set("client_id", secret("bb-user"))
+                .set("client_secret", secret("bb-pass"))
+                .set("vars", r#"{ template = "11", customer_id = "acme-42" }"#)
+                .timeout("2s")
+                .resilience("{ retries = { max = 0 } }"),
+        )
+        .token(Token::new(
+            "agent",
+            "agent-token",
+            &["acme"],
+            &["amcp:deals:read"],
+        ))
+        .render()
 }
 
 fn answer(name: &str) -> ResponseTemplate {

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Offset, TimeZone, Utc};
+use common::config::{BridgeConfig, Dealership, Token, Upstream, quoted};
 use common::*;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
@@ -166,50 +167,41 @@ fn http_date(t: DateTime<Utc>) -> String {
 /// `lot` (anonymous inventory, feed at `feed_path` read with `mapping`) and
 /// `private` (token only, its own feed that always answers the HomeNet fixture).
 fn config(server: &str, feed_path: &str, mapping: &str, currency: &str) -> String {
-    format!(
-        r#"
-[limits]
-call_timeout = "5s"
-
-[[dealerships]]
-id = "lot"
-name = "Lakeside Lot"
-timezone = "{ZONE}"
-currency = "{currency}"
-address = {{ line1 = "88 Lakeshore Blvd", city = "Boulder", region = "CO", postal_code = "80301", country = "US" }}
-anonymous_inventory = true
-routes = {{ inventory = "feed" }}
-
-[[dealerships]]
-id = "private"
-name = "Private Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "2 Side St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-routes = {{ inventory = "private-feed" }}
-
-[upstreams.feed]
-kind = "feed"
-url = "{server}{feed_path}"
-mapping = "{mapping}"
-refresh_interval = "1s"
-timeout = "2s"
-# A short-lived breaker so a feed that recovers is read again within the test.
-resilience = {{ circuit_breaker = {{ failures = 5, open_for = "500ms" }}, retries = {{ max = 1, base_delay = "10ms", max_delay = "50ms" }} }}
-
-[upstreams.private-feed]
-kind = "feed"
-url = "{server}{PRIVATE_PATH}"
-mapping = "homenet-csv"
-refresh_interval = "1h"
-timeout = "2s"
-
-[[tokens]]
-name = "lot"
-secret = {{ value = "{TOKEN}" }}
-dealerships = ["lot", "private"]
-scopes = ["amcp:inventory:read"]
-"#
+    let lot = Dealership::new(
+        "lot",
+        "Lakeside Lot",
+        ZONE,
+        ["88 Lakeshore Blvd", "Boulder", "CO", "80301"],
     )
+    .set("currency", quoted(currency))
+    .set("anonymous_inventory", "true");
+    let private = Dealership::new(
+        "private",
+        "Private Motors",
+        "America/Chicago",
+        ["2 Side St", "Springfield", "IL", "62701"],
+    );
+    let feed = Upstream::feed(&format!("{server}{feed_path}"), mapping)
+        .refresh_interval("1s")
+        .timeout("2s")
+        // A short-lived breaker so a feed that recovers is read again within the test.
+        .resilience(r#"{ circuit_breaker = { failures = 5, open_for = "500ms" }, retries = { max = 1, base_delay = "10ms", max_delay = "50ms" } }"#);
+    let private_feed = Upstream::feed(&format!("{server}{PRIVATE_PATH}"), "homenet-csv")
+        .refresh_interval("1h")
+        .timeout("2s");
+    BridgeConfig::new()
+        .call_timeout("5s")
+        .dealership(lot.route("inventory", "feed"))
+        .dealership(private.route("inventory", "private-feed"))
+        .upstream("feed", feed)
+        .upstream("private-feed", private_feed)
+        .token(Token::new(
+            "lot",
+            TOKEN,
+            &["lot", "private"],
+            &["amcp:inventory:read"],
+        ))
+        .render()
 }
 
 struct Setup {

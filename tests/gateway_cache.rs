@@ -10,6 +10,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::config::{BridgeConfig, Dealership, Token, Upstream};
 use common::*;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
@@ -217,55 +218,33 @@ async fn different_arguments_are_different_entries_and_key_order_does_not_matter
 
 /// Two dealerships on two upstream ids that point at the same server.
 fn two_tenant_config(upstream: &str) -> String {
-    let upstream_table = |id: &str| {
-        format!(
-            r#"
-[upstreams.{id}]
-kind = "rest"
-profile = "cdk-fortellis"
-base_url = "{upstream}/cdk"
-token_url = "{upstream}/oauth2/token"
-client_id = {{ value = "id" }}
-client_secret = {{ value = "secret" }}
-vars = {{ subscription_id = "sub-123" }}
-timeout = "2s"
-"#
-        )
-    };
-    format!(
-        r#"
-[limits]
-call_timeout = "5s"
-
-[[dealerships]]
-id = "alpha"
-name = "Alpha Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-routes = {{ inventory = "cdk-alpha" }}
-
-[[dealerships]]
-id = "beta"
-name = "Beta Motors"
-timezone = "America/New_York"
-address = {{ line1 = "2 Side St", city = "Albany", region = "NY", postal_code = "12207", country = "US" }}
-routes = {{ inventory = "cdk-beta" }}
-{}{}
-[[tokens]]
-name = "alpha"
-secret = {{ value = "alpha-token" }}
-dealerships = ["alpha"]
-scopes = ["amcp:inventory:read"]
-
-[[tokens]]
-name = "group"
-secret = {{ value = "group-token" }}
-dealerships = ["alpha", "beta"]
-scopes = ["amcp:inventory:read"]
-"#,
-        upstream_table("cdk-alpha"),
-        upstream_table("cdk-beta"),
-    )
+    let alpha = Dealership::new(
+        "alpha",
+        "Alpha Motors",
+        "America/Chicago",
+        ["1 Main St", "Springfield", "IL", "62701"],
+    );
+    let beta = Dealership::new(
+        "beta",
+        "Beta Motors",
+        "America/New_York",
+        ["2 Side St", "Albany", "NY", "12207"],
+    );
+    let reads = ["amcp:inventory:read"];
+    BridgeConfig::new()
+        .call_timeout("5s")
+        .dealership(alpha.route("inventory", "cdk-alpha"))
+        .dealership(beta.route("inventory", "cdk-beta"))
+        .upstream("cdk-alpha", Upstream::cdk(upstream))
+        .upstream("cdk-beta", Upstream::cdk(upstream))
+        .token(Token::new("alpha", "alpha-token", &["alpha"], &reads))
+        .token(Token::new(
+            "group",
+            "group-token",
+            &["alpha", "beta"],
+            &reads,
+        ))
+        .render()
 }
 
 #[tokio::test]

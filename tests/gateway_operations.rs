@@ -11,6 +11,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
+use common::config::{BridgeConfig, secret};
 use common::*;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
@@ -47,19 +48,11 @@ async fn bounded<F: Future<Output = ()>>(body: F) {
         .expect("test exceeded its time budget");
 }
 
-/// `rest_config` with distinctive secrets in place of the harness's generic ones.
-fn config(upstream: &str, extra: &str) -> String {
-    let toml = rest_config(upstream, extra)
-        .replace(
-            r#"client_secret = { value = "secret" }"#,
-            &format!(r#"client_secret = {{ value = "{CLIENT_SECRET}" }}"#),
-        )
-        .replace(
-            r#"secret = { value = "acme-token" }"#,
-            &format!(r#"secret = {{ value = "{TOKEN_SECRET}" }}"#),
-        );
-    assert!(toml.contains(CLIENT_SECRET) && toml.contains(TOKEN_SECRET));
-    toml
+/// [`rest`] with distinctive secrets in place of the harness's generic ones.
+fn config(upstream: &str) -> BridgeConfig {
+    rest(upstream)
+        .edit_upstream("cdk", |u| u.set("client_secret", secret(CLIENT_SECRET)))
+        .edit_token("acme", |t| t.set("secret", secret(TOKEN_SECRET)))
 }
 
 /// A CDK-shaped upstream: a token endpoint and the inventory fixture after `delay`.
@@ -273,7 +266,7 @@ async fn every_call_leaves_exactly_one_audit_record_with_its_facts_and_no_values
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("audit.db");
         let store = format!("\n[store]\nurl = \"sqlite://{}\"\n", db.display());
-        let bridge = with_config(&config(&server.uri(), &store)).await;
+        let bridge = with_config(&config(&server.uri()).tail(&store).render()).await;
         let client = connect(&bridge.url, Some(TOKEN_SECRET)).await;
         let started = chrono::Utc::now();
 
@@ -398,8 +391,11 @@ async fn every_call_leaves_exactly_one_audit_record_with_its_facts_and_no_values
 async fn trace_context_is_taken_from_meta_or_header_and_sent_upstream_as_a_child() {
     bounded(async {
         let server = upstream(Duration::ZERO).await;
-        let no_cache = "resilience = { retries = { max = 0 } }\n\n[cache]\nenabled = false\n";
-        let bridge = with_config(&config(&server.uri(), no_cache)).await;
+        let uncached = config(&server.uri())
+            .edit_upstream("cdk", |u| u.resilience("{ retries = { max = 0 } }"))
+            .no_cache()
+            .render();
+        let bridge = with_config(&uncached).await;
         let search = json!({ "dealership_id": "acme", "limit": 1 });
 
         // The HTTP header alone: its trace id is used and continued upstream.
@@ -503,8 +499,11 @@ fn sample(text: &str, series: &str) -> f64 {
 async fn metrics_count_calls_by_outcome_and_time_them() {
     bounded(async {
         let server = upstream(Duration::ZERO).await;
-        let no_cache = "resilience = { retries = { max = 0 } }\n\n[cache]\nenabled = false\n";
-        let bridge = with_config(&config(&server.uri(), no_cache)).await;
+        let uncached = config(&server.uri())
+            .edit_upstream("cdk", |u| u.resilience("{ retries = { max = 0 } }"))
+            .no_cache()
+            .render();
+        let bridge = with_config(&uncached).await;
         let client = connect(&bridge.url, Some(TOKEN_SECRET)).await;
         for _ in 0..3 {
             ok(&call(&client, "inventory.search", json!({ "dealership_id": "acme", "limit": 2 })).await);
@@ -560,7 +559,7 @@ async fn metrics_count_calls_by_outcome_and_time_them() {
 async fn healthz_and_readyz_report_the_process_store_and_circuits() {
     bounded(async {
         let server = upstream(Duration::ZERO).await;
-        let bridge = with_config(&config(&server.uri(), "")).await;
+        let bridge = with_config(&config(&server.uri()).render()).await;
         let health = reqwest::get(format!("http://{}/healthz", bridge.addr))
             .await
             .unwrap();
@@ -596,9 +595,9 @@ async fn healthz_and_readyz_report_the_process_store_and_circuits() {
 async fn a_result_over_max_result_bytes_is_refused_with_a_hint() {
     bounded(async {
         let server = upstream(Duration::ZERO).await;
-        let toml =
-            config(&server.uri(), "").replace("[limits]\n", "[limits]\nmax_result_bytes = 4000\n");
-        assert!(toml.contains("max_result_bytes = 4000"));
+        let toml = config(&server.uri())
+            .section("limits", "max_result_bytes = 4000")
+            .render();
         let bridge = with_config(&toml).await;
         let client = connect(&bridge.url, Some(TOKEN_SECRET)).await;
 
@@ -674,7 +673,7 @@ async fn sigterm_finishes_the_call_in_flight_writes_its_audit_record_and_exits_z
             db.display()
         );
         let config_file = dir.path().join("bridge.toml");
-        std::fs::write(&config_file, config(&server.uri(), &extra)).unwrap();
+        std::fs::write(&config_file, config(&server.uri()).tail(&extra).render()).unwrap();
 
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
             .arg("serve")
@@ -868,7 +867,7 @@ async fn json_logs_of_the_real_binary_never_contain_configured_secrets() {
             "\n[server]\nlisten = \"127.0.0.1:{port}\"\n\n[store]\nurl = \"sqlite::memory:\"\n"
         );
         let config_file = dir.path().join("bridge.toml");
-        std::fs::write(&config_file, config(&server.uri(), &extra)).unwrap();
+        std::fs::write(&config_file, config(&server.uri()).tail(&extra).render()).unwrap();
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
             .args(["--log-format", "json", "serve", "--config"])
             .arg(&config_file)

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use base64::Engine;
+use common::config::{BridgeConfig, Dealership, Token, Upstream as UpstreamTable, quoted, secret};
 use common::*;
 use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
 use serde_json::{Value, json};
@@ -383,86 +384,65 @@ fn scenarios() -> Vec<Scenario> {
 // The bridge under test
 // ---------------------------------------------------------------------------
 
-/// No retries, a breaker that never opens and no cache: each call meets the fault.
-const RESILIENCE: &str = r#"resilience = { retries = { max = 0 }, circuit_breaker = { failures = 100000, open_for = "1s" } }"#;
+/// No retries and a breaker that never opens (and no cache): each call meets the fault.
+const RESILIENCE: &str =
+    r#"{ retries = { max = 0 }, circuit_breaker = { failures = 100000, open_for = "1s" } }"#;
 
-fn config(upstream_table: &str) -> String {
-    format!(
-        r#"
-[limits]
-call_timeout = "5s"
-
-[cache]
-enabled = false
-
-[rate_limits]
-per_class = {{ write = {{ requests = 100000, per = "1m", burst = 1000 }} }}
-
-# Every delivery attempt meets the CRM intake's PII-laden 500.
-[leads]
-delivery = {{ max_attempts = 3, base_delay = "10ms", max_delay = "50ms", lease = "3s" }}
-
-[[dealerships]]
-id = "acme"
-name = "Acme Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-routes = {{ inventory = "up", leads = "crm", service = "xt", repair_orders = "ro" }}
-
-[[dealerships]]
-id = "other"
-name = "Other Motors"
-timezone = "America/New_York"
-address = {{ line1 = "2 Side St", city = "Albany", region = "NY", postal_code = "12207", country = "US" }}
-
-[[tokens]]
-name = "acme"
-secret = {{ value = "{TOKEN_SECRET}" }}
-dealerships = ["acme"]
-scopes = ["amcp:inventory:read", "amcp:leads:write", "amcp:leads:read", "amcp:service:read", "amcp:service:write"]
-
-[[tokens]]
-name = "other"
-secret = {{ value = "{OTHER_TOKEN_SECRET}" }}
-dealerships = ["other"]
-scopes = ["amcp:inventory:read"]
-
-{upstream_table}
-"#
-    )
+/// `acme`, every domain on one of `upstreams` (`up`, `crm`, `xt`, `ro`), and
+/// `other` with none; each with a token carrying a sentinel secret.
+fn config(upstreams: Vec<(&str, UpstreamTable)>) -> String {
+    let acme = Dealership::acme()
+        .route("inventory", "up")
+        .route("leads", "crm")
+        .route("service", "xt")
+        .route("repair_orders", "ro");
+    let scopes = [
+        "amcp:inventory:read",
+        "amcp:leads:write",
+        "amcp:leads:read",
+        "amcp:service:read",
+        "amcp:service:write",
+    ];
+    let mut config = BridgeConfig::new()
+        .call_timeout("5s")
+        .no_cache()
+        .generous_writes()
+        // Every delivery attempt meets the CRM intake's PII-laden 500.
+        .section(
+            "leads",
+            r#"delivery = { max_attempts = 3, base_delay = "10ms", max_delay = "50ms", lease = "3s" }"#,
+        )
+        .dealership(acme)
+        .dealership(Dealership::other())
+        .token(Token::new("acme", TOKEN_SECRET, &["acme"], &scopes))
+        .token(Token::new(
+            "other",
+            OTHER_TOKEN_SECRET,
+            &["other"],
+            &["amcp:inventory:read"],
+        ));
+    for (id, upstream) in upstreams {
+        config = config.upstream(id, upstream);
+    }
+    config.render()
 }
 
-fn cdk_table(server: &str, profile: &str) -> String {
-    format!(
-        r#"
-[upstreams.up]
-kind = "rest"
-profile = '{profile}'
-base_url = "{server}/cdk"
-token_url = "{server}{TOKEN_PATH}"
-client_id = {{ value = "{CLIENT_ID}" }}
-client_secret = {{ value = "{CLIENT_SECRET}" }}
-vars = {{ subscription_id = "sub-123" }}
-timeout = "2s"
-{RESILIENCE}
-"#
-    )
+/// A CDK-shaped upstream on `server` with the sentinel client credentials.
+fn cdk_table(server: &str, profile: &str) -> UpstreamTable {
+    UpstreamTable::cdk(server)
+        .set("profile", quoted(profile))
+        .set("client_id", secret(CLIENT_ID))
+        .set("client_secret", secret(CLIENT_SECRET))
+        .resilience(RESILIENCE)
 }
 
-fn feed_table(server: &str) -> String {
-    format!(
-        r#"
-[upstreams.up]
-kind = "feed"
-url = "{server}{FEED_PATH}"
-mapping = "homenet-csv"
-refresh_interval = "1h"
-timeout = "2s"
-headers = {{ "X-Api-Key" = "{{secrets.feed_key}}" }}
-secrets = {{ feed_key = {{ value = "{FEED_KEY}" }} }}
-{RESILIENCE}
-"#
-    )
+fn feed_table(server: &str) -> UpstreamTable {
+    UpstreamTable::feed(&format!("{server}{FEED_PATH}"), "homenet-csv")
+        .refresh_interval("1h")
+        .timeout("2s")
+        .set("headers", r#"{ "X-Api-Key" = "{secrets.feed_key}" }"#)
+        .set("secrets", format!("{{ feed_key = {} }}", secret(FEED_KEY)))
+        .resilience(RESILIENCE)
 }
 
 /// The cdk-fortellis profile plus an in-band error rule (`success: false` on a 200).
@@ -521,10 +501,7 @@ async fn start(scenario: &Scenario, profile_dir: &std::path::Path) -> (MockServe
         .respond_with(json_fault(500, "INTAKE-FAILED"))
         .mount(&server)
         .await;
-    let crm = format!(
-        "[upstreams.crm]\nkind = \"adf_http\"\nurl = \"{}{CRM_PATH}\"\ntimeout = \"1s\"\n",
-        server.uri()
-    );
+    let crm = UpstreamTable::adf_http(&format!("{}{CRM_PATH}", server.uri())).timeout("1s");
     // Bookings meet the scenario's token endpoint, a menu, and a scheduler
     // that refuses the booking itself (404, no body).
     Mock::given(method("GET"))
@@ -535,14 +512,22 @@ async fn start(scenario: &Scenario, profile_dir: &std::path::Path) -> (MockServe
         )
         .mount(&server)
         .await;
-    let xt = format!(
-        "[upstreams.xt]\nkind = \"rest\"\nprofile = \"xtime\"\nbase_url = \"{0}/xt\"\ntoken_url = \"{0}{TOKEN_PATH}\"\n\
-         client_id = {{ value = \"{CLIENT_ID}\" }}\nclient_secret = {{ value = \"{CLIENT_SECRET}\" }}\n\
-         secrets = {{ api_key = {{ value = \"{UPSTREAM_SECRET}\" }} }}\nvars = {{ dealer_code = \"D1\" }}\ntimeout = \"2s\"\n{RESILIENCE}\n",
-        server.uri()
-    );
+    let xt = UpstreamTable::xtime(&format!("{}/xt", server.uri()))
+        .set(
+            "token_url",
+            quoted(&format!("{}{TOKEN_PATH}", server.uri())),
+        )
+        .set("client_id", secret(CLIENT_ID))
+        .set("client_secret", secret(CLIENT_SECRET))
+        .set(
+            "secrets",
+            format!("{{ api_key = {} }}", secret(UPSTREAM_SECRET)),
+        )
+        .set("vars", r#"{ dealer_code = "D1" }"#)
+        .resilience(RESILIENCE);
     let ro = mount_repair_orders(&server, scenario).await;
-    let bridge = with_config(&config(&format!("{table}\n{crm}\n{xt}\n{ro}"))).await;
+    let upstreams = vec![("up", table), ("crm", crm), ("xt", xt), ("ro", ro)];
+    let bridge = with_config(&config(upstreams)).await;
     (server, bridge)
 }
 
@@ -550,7 +535,7 @@ async fn start(scenario: &Scenario, profile_dir: &std::path::Path) -> (MockServe
 /// scenario answers its queries with the scenario's fault; otherwise the
 /// orders themselves carry PII everywhere a DMS puts customer data (names,
 /// phones, e-mails, addresses, comments, the customer's own words on a job).
-async fn mount_repair_orders(server: &MockServer, scenario: &Scenario) -> String {
+async fn mount_repair_orders(server: &MockServer, scenario: &Scenario) -> UpstreamTable {
     const DRIVE: &str = "/ro/cdk/drive/servicerepairorder/v1";
     let fault = match &scenario.upstream {
         Upstream::Cdk { inventory, .. } if scenario.search_outcome != "ok" => {
@@ -593,12 +578,8 @@ async fn mount_repair_orders(server: &MockServer, scenario: &Scenario) -> String
         ))
         .mount(server)
         .await;
-    format!(
-        "[upstreams.ro]\nkind = \"rest\"\nprofile = \"cdk-fortellis\"\nbase_url = \"{0}/ro/cdk\"\ntoken_url = \"{0}{TOKEN_PATH}\"\n\
-         client_id = {{ value = \"{CLIENT_ID}\" }}\nclient_secret = {{ value = \"{CLIENT_SECRET}\" }}\n\
-         vars = {{ subscription_id = \"sub-123\" }}\ntimeout = \"2s\"\n{RESILIENCE}\n",
-        server.uri()
-    )
+    cdk_table(&server.uri(), "cdk-fortellis")
+        .set("base_url", quoted(&format!("{}/ro/cdk", server.uri())))
 }
 
 // ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::config::{BridgeConfig, Dealership, Token, Upstream};
 use common::*;
 use rmcp::model::CallToolResult;
 use serde_json::json;
@@ -31,54 +32,22 @@ async fn upstream() -> MockServer {
 /// upstream, with the read cache off so every allowed call reaches the upstream.
 /// `resilience` is the upstream's resilience table, `tail` more top-level TOML.
 fn config(upstream: &str, anonymous_inventory: bool, resilience: &str, tail: &str) -> String {
-    format!(
-        r#"
-[limits]
-call_timeout = "5s"
-
-[cache]
-enabled = false
-
-[[dealerships]]
-id = "acme"
-name = "Acme Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-anonymous_inventory = {anonymous_inventory}
-routes = {{ inventory = "cdk" }}
-
-[upstreams.cdk]
-kind = "rest"
-profile = "cdk-fortellis"
-base_url = "{upstream}/cdk"
-token_url = "{upstream}/oauth2/token"
-client_id = {{ value = "id" }}
-client_secret = {{ value = "secret" }}
-vars = {{ subscription_id = "sub-123" }}
-timeout = "2s"
-resilience = {resilience}
-
-[[tokens]]
-name = "acme"
-secret = {{ value = "acme-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:inventory:read"]
-
-[[tokens]]
-name = "acme-2"
-secret = {{ value = "acme-2-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:inventory:read"]
-
-[[tokens]]
-name = "special"
-secret = {{ value = "special-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:inventory:read"]
-rate_limit = {{ requests = 2, per = "1m", burst = 2 }}
-{tail}
-"#
-    )
+    let reader =
+        |name: &str, secret: &str| Token::new(name, secret, &["acme"], &["amcp:inventory:read"]);
+    let acme = Dealership::acme().set("anonymous_inventory", anonymous_inventory.to_string());
+    BridgeConfig::new()
+        .call_timeout("5s")
+        .no_cache()
+        .dealership(acme.route("inventory", "cdk"))
+        .upstream("cdk", Upstream::cdk(upstream).resilience(resilience))
+        .token(reader("acme", "acme-token"))
+        .token(reader("acme-2", "acme-2-token"))
+        .token(
+            reader("special", "special-token")
+                .set("rate_limit", r#"{ requests = 2, per = "1m", burst = 2 }"#),
+        )
+        .tail(tail)
+        .render()
 }
 
 const NO_RETRIES: &str = "{ retries = { max = 0 } }";
@@ -416,46 +385,32 @@ async fn rooftops_sharing_an_upstream_share_its_quota() {
         .mount(&server)
         .await;
     let rooftops: Vec<String> = (0..8).map(|i| format!("roof{i}")).collect();
-    let dealerships: String = rooftops
-        .iter()
-        .map(|id| {
-            format!(
-                "[[dealerships]]\nid = \"{id}\"\nname = \"{id}\"\ntimezone = \"America/Chicago\"\n\
-                 address = {{ line1 = \"1 Main St\", city = \"Springfield\", region = \"IL\", postal_code = \"62701\", country = \"US\" }}\n\
-                 routes = {{ inventory = \"cdk\" }}\n\n"
-            )
-        })
-        .collect();
-    let toml = format!(
-        r#"
-[limits]
-call_timeout = "5s"
-
-[cache]
-enabled = false
-
-[rate_limits]
-per_token = {{ requests = 100000, per = "1m", burst = 10000 }}
-
-{dealerships}
-[upstreams.cdk]
-kind = "rest"
-profile = "cdk-fortellis"
-base_url = "{uri}/cdk"
-token_url = "{uri}/oauth2/token"
-client_id = {{ value = "id" }}
-client_secret = {{ value = "secret" }}
-vars = {{ subscription_id = "sub-123" }}
-resilience = {{ rate_limit = {{ requests = 2, per = "1s", burst = 1 }}, max_queue_wait = "300ms", retries = {{ max = 0 }} }}
-
-[[tokens]]
-name = "group"
-secret = {{ value = "group-token" }}
-dealerships = ["*"]
-scopes = ["amcp:inventory:read"]
-"#,
-        uri = server.uri()
-    );
+    let shared_quota = r#"{ rate_limit = { requests = 2, per = "1s", burst = 1 }, max_queue_wait = "300ms", retries = { max = 0 } }"#;
+    let mut config = BridgeConfig::new()
+        .call_timeout("5s")
+        .no_cache()
+        .section(
+            "rate_limits",
+            r#"per_token = { requests = 100000, per = "1m", burst = 10000 }"#,
+        )
+        .upstream(
+            "cdk",
+            Upstream::cdk(&server.uri())
+                .unset("timeout")
+                .resilience(shared_quota),
+        )
+        .token(Token::new(
+            "group",
+            "group-token",
+            &["*"],
+            &["amcp:inventory:read"],
+        ));
+    for id in &rooftops {
+        let address = ["1 Main St", "Springfield", "IL", "62701"];
+        let rooftop = Dealership::new(id, id, "America/Chicago", address);
+        config = config.dealership(rooftop.route("inventory", "cdk"));
+    }
+    let toml = config.render();
     let bridge = with_config(&toml).await;
     let client = Arc::new(connect(&bridge.url, Some("group-token")).await);
     let tasks: Vec<_> = rooftops

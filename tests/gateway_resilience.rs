@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::config::{BridgeConfig, Dealership, Token, Upstream, quoted};
 use common::*;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
@@ -20,44 +21,27 @@ const FAST_RETRIES: &str = r#"{ retries = { max = 2, base_delay = "10ms", max_de
 
 /// Dealership `acme` on a CDK REST upstream at `base` (token endpoint at `token_base`),
 /// with the given per-request `timeout` and `resilience`, and no read cache.
-fn config(base: &str, token_base: &str, timeout: &str, resilience: &str) -> String {
-    format!(
-        r#"
-[limits]
-call_timeout = "5s"
-
-[cache]
-enabled = false
-
-[[dealerships]]
-id = "acme"
-name = "Acme Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-routes = {{ inventory = "cdk" }}
-
-[upstreams.cdk]
-kind = "rest"
-profile = "cdk-fortellis"
-base_url = "{base}/cdk"
-token_url = "{token_base}/oauth2/token"
-client_id = {{ value = "id" }}
-client_secret = {{ value = "secret" }}
-vars = {{ subscription_id = "sub-123" }}
-timeout = "{timeout}"
-resilience = {resilience}
-
-[[tokens]]
-name = "acme"
-secret = {{ value = "acme-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:inventory:read"]
-"#
-    )
+fn config(base: &str, token_base: &str, timeout: &str, resilience: &str) -> BridgeConfig {
+    let cdk = Upstream::cdk(token_base)
+        .set("base_url", quoted(&format!("{base}/cdk")))
+        .timeout(timeout)
+        .resilience(resilience);
+    BridgeConfig::new()
+        .call_timeout("5s")
+        .no_cache()
+        .dealership(Dealership::acme().route("inventory", "cdk"))
+        .upstream("cdk", cdk)
+        .token(Token::new(
+            "acme",
+            "acme-token",
+            &["acme"],
+            &["amcp:inventory:read"],
+        ))
 }
 
 async fn bridge(server: &MockServer, timeout: &str, resilience: &str) -> (Bridge, Client) {
-    let bridge = with_config(&config(&server.uri(), &server.uri(), timeout, resilience)).await;
+    let toml = config(&server.uri(), &server.uri(), timeout, resilience).render();
+    let bridge = with_config(&toml).await;
     let client = connect(&bridge.url, Some("acme-token")).await;
     (bridge, client)
 }
@@ -287,13 +271,14 @@ async fn connection_resets_are_retried_then_unavailable() {
             drop(stream);
         }
     });
-    let bridge = with_config(&config(
+    let toml = config(
         &format!("http://{address}"),
         &tokens.uri(),
         "2s",
         FAST_RETRIES,
-    ))
-    .await;
+    )
+    .render();
+    let bridge = with_config(&toml).await;
     let client = connect(&bridge.url, Some("acme-token")).await;
 
     let started = Instant::now();
@@ -450,7 +435,8 @@ async fn a_trial_cut_off_by_the_call_deadline_does_not_wedge_the_circuit() {
     let breaker =
         r#"{ retries = { max = 0 }, circuit_breaker = { failures = 1, open_for = "300ms" } }"#;
     let toml = config(&server.uri(), &server.uri(), "2s", breaker)
-        .replace(r#"call_timeout = "5s""#, r#"call_timeout = "400ms""#);
+        .call_timeout("400ms")
+        .render();
     let bridge = with_config(&toml).await;
     let client = connect(&bridge.url, Some("acme-token")).await;
 

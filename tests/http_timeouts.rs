@@ -150,8 +150,9 @@ async fn a_long_call_is_not_cut_by_the_idle_or_header_timeout() {
         .respond_with(common::inventory_ok().set_delay(Duration::from_millis(1600)))
         .mount(&upstream)
         .await;
-    let toml = common::rest_config(&upstream.uri(), "")
-        .replace("[limits]", &format!("[server]\n{SERVER}\n[limits]"));
+    let toml = common::rest(&upstream.uri())
+        .section("server", SERVER)
+        .render();
     let bridge = common::with_config(&toml).await;
     let client = common::connect(&bridge.url, Some("acme-token")).await;
     let result = common::call(

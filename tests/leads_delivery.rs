@@ -7,7 +7,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::leads::{lead, leads_config, leads_with_inventory_config, wait_delivery};
+use common::config::{Upstream, quoted};
+use common::leads::{lead, leads, leads_config, leads_with_inventory_config, wait_delivery};
 use common::{call, connect, ok, with_config};
 use dms_bridge::adf::{self, ProspectStatus};
 use dms_bridge_testkit::mock_smtp::MockSmtp;
@@ -178,22 +179,17 @@ async fn a_conflict_reply_means_the_crm_already_has_the_lead() {
 
 /// `acme` delivering by e-mail to `smtp` instead of HTTP.
 fn email_config(smtp: &MockSmtp) -> String {
-    leads_config("http://127.0.0.1:1", "").replace(
-        "routes = { leads = \"crm\" }",
-        "routes = { leads = \"mail\" }",
-    ) + &format!(
-        r#"
-[upstreams.mail]
-kind = "adf_email"
-smtp_host = "127.0.0.1"
-smtp_port = {port}
-tls = "none"
-from = "leads@bridge.example"
-to = ["adf@crm.example", "backup@crm.example"]
-timeout = "1s"
-"#,
-        port = smtp.addr().port()
-    )
+    let mail = Upstream::new("adf_email")
+        .set("smtp_host", quoted("127.0.0.1"))
+        .set("smtp_port", smtp.addr().port().to_string())
+        .set("tls", quoted("none"))
+        .set("from", quoted("leads@bridge.example"))
+        .set("to", r#"["adf@crm.example", "backup@crm.example"]"#)
+        .timeout("1s");
+    leads("http://127.0.0.1:1")
+        .edit_dealership("acme", |d| d.route("leads", "mail"))
+        .upstream("mail", mail)
+        .render()
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::leads::{lead, leads_config, wait_delivery};
+use common::leads::{lead, leads, leads_config, wait_delivery};
 use common::{call, connect, err, ok, with_config};
 use serde_json::json;
 use wiremock::matchers::method;
@@ -170,8 +170,9 @@ async fn concurrent_equivalent_leads_make_one_lead() {
 #[tokio::test]
 async fn a_short_duplicate_window_lets_the_same_lead_through_again() {
     let server = intake().await;
-    let config = leads_config(&server.uri(), "")
-        .replace("[leads]\n", "[leads]\nduplicate_window = \"200ms\"\n");
+    let config = leads(&server.uri())
+        .section("leads", r#"duplicate_window = "200ms""#)
+        .render();
     let bridge = with_config(&config).await;
     let client = connect(&bridge.url, Some("agent-token")).await;
     let first = ok(&call(&client, "leads.create", lead("acme", 1)).await);

@@ -7,6 +7,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
+use common::config::{BridgeConfig, Dealership, Token, Upstream, quoted};
 use common::{call, connect, err, fixture, mount_token, ok, with_config};
 use rmcp::handler::client::ClientHandler;
 use rmcp::model::{
@@ -67,41 +68,32 @@ async fn drive() -> MockServer {
 }
 
 fn config(upstream: &str, profile: &str) -> String {
-    format!(
-        r#"
-[limits]
-call_timeout = "10s"
-
-[[dealerships]]
-id = "acme"
-name = "Acme Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Austin", region = "TX", postal_code = "78701", country = "US" }}
-routes = {{ repair_orders = "cdk" }}
-
-[upstreams.cdk]
-kind = "rest"
-profile = "{profile}"
-base_url = "{upstream}/cdk"
-token_url = "{upstream}/oauth2/token"
-client_id = {{ value = "id" }}
-client_secret = {{ value = "secret" }}
-vars = {{ subscription_id = "sub-123" }}
-timeout = "2s"
-
-[[tokens]]
-name = "advisor"
-secret = {{ value = "advisor-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:service:read"]
-
-[[tokens]]
-name = "sales"
-secret = {{ value = "sales-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:inventory:read"]
-"#
-    )
+    let acme = Dealership::new(
+        "acme",
+        "Acme Motors",
+        "America/Chicago",
+        ["1 Main St", "Austin", "TX", "78701"],
+    );
+    BridgeConfig::new()
+        .call_timeout("10s")
+        .dealership(acme.route("repair_orders", "cdk"))
+        .upstream(
+            "cdk",
+            Upstream::cdk(upstream).set("profile", quoted(profile)),
+        )
+        .token(Token::new(
+            "advisor",
+            "advisor-token",
+            &["acme"],
+            &["amcp:service:read"],
+        ))
+        .token(Token::new(
+            "sales",
+            "sales-token",
+            &["acme"],
+            &["amcp:inventory:read"],
+        ))
+        .render()
 }
 
 /// The built-in CDK profile with a short long-operation bound, as a file.

@@ -7,6 +7,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use common::config::{BridgeConfig, Dealership, Token, Upstream, quoted, secret};
 use common::{call, connect, err, fixture, ok, with_config};
 use rmcp::model::{ReadResourceRequestParams, ResourceContents};
 use serde_json::json;
@@ -56,32 +57,30 @@ async fn tekion() -> MockServer {
 }
 
 fn config(upstream: &str) -> String {
-    format!(
-        r#"
-[[dealerships]]
-id = "hill"
-name = "Hill Country Service"
-timezone = "America/Chicago"
-address = {{ line1 = "410 Ranch Rd", city = "Dripping Springs", region = "TX", postal_code = "78620", country = "US" }}
-routes = {{ repair_orders = "tekion" }}
-
-[upstreams.tekion]
-kind = "rest"
-profile = "tekion"
-base_url = "{upstream}"
-token_url = "{upstream}{TOKEN}"
-client_id = {{ value = "app-42" }}
-client_secret = {{ value = "s3cret-key" }}
-vars = {{ app_id = "app-42", dealer_id = "dealer-7" }}
-timeout = "2s"
-
-[[tokens]]
-name = "advisor"
-secret = {{ value = "advisor-token" }}
-dealerships = ["hill"]
-scopes = ["amcp:service:read"]
-"#
-    )
+    let hill = Dealership::new(
+        "hill",
+        "Hill Country Service",
+        "America/Chicago",
+        ["410 Ranch Rd", "Dripping Springs", "TX", "78620"],
+    );
+    BridgeConfig::new()
+        .dealership(hill.route("repair_orders", "tekion"))
+        .upstream(
+            "tekion",
+            Upstream::rest("tekion", upstream)
+                .set("token_url", quoted(&format!("{upstream}{TOKEN}")))
+                .set("client_id", secret("app-42"))
+                .set("client_secret", secret("s3cret-key"))
+                .set("vars", r#"{ app_id = "app-42", dealer_id = "dealer-7" }"#)
+                .timeout("2s"),
+        )
+        .token(Token::new(
+            "advisor",
+            "advisor-token",
+            &["hill"],
+            &["amcp:service:read"],
+        ))
+        .render()
 }
 
 #[tokio::test]

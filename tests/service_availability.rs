@@ -7,6 +7,7 @@
 mod common;
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveDate, Utc};
+use common::config::{BridgeConfig, Dealership, Token, Upstream};
 use common::{call, connect, demo, err, fixture, ok, with_config};
 use serde_json::{Value, json};
 use wiremock::matchers::{body_string_contains, header, method, path, query_param};
@@ -17,34 +18,19 @@ const TZ: chrono_tz::Tz = chrono_tz::America::Chicago;
 const FIXTURE_DAYS: [&str; 3] = ["2026-12-01", "2026-12-02", "2026-12-03"];
 
 fn config(upstream: &str) -> String {
-    format!(
-        r#"
-[[dealerships]]
-id = "acme"
-name = "Acme Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-routes = {{ service = "xt" }}
-
-[upstreams.xt]
-kind = "rest"
-profile = "xtime"
-base_url = "{upstream}"
-token_url = "{upstream}/oauth2/token"
-client_id = {{ value = "xt-id" }}
-client_secret = {{ value = "xt-secret" }}
-secrets = {{ api_key = {{ value = "xt-key" }} }}
-vars = {{ dealer_code = "ACME01" }}
-timeout = "2s"
-resilience = {{ retries = {{ max = 0 }} }}
-
-[[tokens]]
-name = "agent"
-secret = {{ value = "agent-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:service:read"]
-"#
-    )
+    BridgeConfig::new()
+        .dealership(Dealership::acme().route("service", "xt"))
+        .upstream(
+            "xt",
+            Upstream::xtime(upstream).resilience("{ retries = { max = 0 } }"),
+        )
+        .token(Token::new(
+            "agent",
+            "agent-token",
+            &["acme"],
+            &["amcp:service:read"],
+        ))
+        .render()
 }
 
 /// Three days from tomorrow, in the dealership's calendar.

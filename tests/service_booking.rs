@@ -10,6 +10,7 @@ mod common;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use chrono::{Datelike, Duration, NaiveDate, SecondsFormat, TimeZone, Utc, Weekday};
+use common::config::{BridgeConfig, Dealership, Token, Upstream, quoted};
 use common::{call, connect, demo, err, fixture, ok, with_config};
 use serde_json::{Value, json};
 use wiremock::matchers::{header, method, path, query_param};
@@ -27,48 +28,27 @@ const EMAIL: &str = "philippa.h@sentinel-booking.example";
 const PHONE: &str = "+15125550188";
 const COMMENT: &str = "Rattle near the left rear wheel";
 
-fn config(upstream: &str, resilience: &str, cache: &str) -> String {
-    format!(
-        r#"
-[rate_limits]
-per_class = {{ write = {{ requests = 100000, per = "1m", burst = 1000 }} }}
-
-[cache]
-{cache}
-
-[[dealerships]]
-id = "acme"
-name = "Acme Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-hours = [{{ department = "service", weekly = {{ monday = "07:00-18:00", tuesday = "07:00-18:00", wednesday = "07:00-18:00", thursday = "07:00-18:00", friday = "07:00-18:00" }} }}]
-routes = {{ service = "xt" }}
-
-[upstreams.xt]
-kind = "rest"
-profile = "xtime"
-base_url = "{upstream}"
-token_url = "{upstream}/oauth2/token"
-client_id = {{ value = "xt-id" }}
-client_secret = {{ value = "xt-secret" }}
-secrets = {{ api_key = {{ value = "xt-key" }} }}
-vars = {{ dealer_code = "ACME01" }}
-timeout = "2s"
-resilience = {resilience}
-
-[[tokens]]
-name = "agent"
-secret = {{ value = "agent-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:service:read", "amcp:service:write"]
-
-[[tokens]]
-name = "service-desk"
-secret = {{ value = "staff-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:service:read", "amcp:service:write", "amcp:service:staff"]
-"#
-    )
+/// `acme` (service open weekdays 07:00-18:00) on an Xtime scheduler at
+/// `upstream`, an agent and a service desk; `cache` is the `[cache]` line.
+fn config(upstream: &str, resilience: &str, cache: &str) -> BridgeConfig {
+    let hours = r#"[{ department = "service", weekly = { monday = "07:00-18:00", tuesday = "07:00-18:00", wednesday = "07:00-18:00", thursday = "07:00-18:00", friday = "07:00-18:00" } }]"#;
+    let service = ["amcp:service:read", "amcp:service:write"];
+    let desk = [
+        "amcp:service:read",
+        "amcp:service:write",
+        "amcp:service:staff",
+    ];
+    BridgeConfig::new()
+        .generous_writes()
+        .section("cache", cache)
+        .dealership(
+            Dealership::acme()
+                .set("hours", hours)
+                .route("service", "xt"),
+        )
+        .upstream("xt", Upstream::xtime(upstream).resilience(resilience))
+        .token(Token::new("agent", "agent-token", &["acme"], &service))
+        .token(Token::new("service-desk", "staff-token", &["acme"], &desk))
 }
 
 const NO_RETRIES: &str = "{ retries = { max = 0 } }";
@@ -215,7 +195,7 @@ async fn setup(resilience: &str, cache: &str) -> (MockServer, common::Bridge, [N
     let server = MockServer::start().await;
     let days = weekdays_ahead();
     mount_xtime(&server, days).await;
-    let bridge = with_config(&config(&server.uri(), resilience, cache)).await;
+    let bridge = with_config(&config(&server.uri(), resilience, cache).render()).await;
     (server, bridge, days)
 }
 
@@ -710,20 +690,17 @@ async fn without_booking(leads: bool) -> (MockServer, common::Bridge, tempfile::
         .mount(&server)
         .await;
     let dir = tempfile::tempdir().unwrap();
-    let mut toml = config(&server.uri(), NO_RETRIES, "enabled = false").replace(
-        "profile = \"xtime\"",
-        &format!("profile = '{}'", read_only_profile(dir.path())),
-    );
+    let mut config = config(&server.uri(), NO_RETRIES, "enabled = false")
+        .edit_upstream("xt", |u| {
+            u.set("profile", quoted(&read_only_profile(dir.path())))
+        });
     if leads {
-        toml = toml.replace(
-            "routes = { service = \"xt\" }",
-            "routes = { service = \"xt\", leads = \"crm\" }",
-        );
-        toml.push_str(&format!(
-            "\n[upstreams.crm]\nkind = \"adf_http\"\nurl = \"{}/adf/intake\"\ntimeout = \"1s\"\n",
-            server.uri()
-        ));
+        let intake = Upstream::adf_http(&format!("{}/adf/intake", server.uri())).timeout("1s");
+        config = config
+            .edit_dealership("acme", |d| d.route("leads", "crm"))
+            .upstream("crm", intake);
     }
+    let toml = config.render();
     let bridge = with_config(&toml).await;
     (server, bridge, dir)
 }

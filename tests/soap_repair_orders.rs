@@ -9,6 +9,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
+use common::config::{BridgeConfig, Dealership, Token, Upstream, secret};
 use common::*;
 use dms_bridge::adapters::soap::xml::to_json;
 use serde_json::{Value, json};
@@ -21,46 +22,14 @@ const DETAILS_ACTION: &str = "\"opentrack.dealertrack.com/GetClosedRepairOrderDe
 const TOKEN: &str = "acme-token";
 
 /// A dealership on Central time whose repair orders come from `upstream`.
-fn config(upstream: &str) -> String {
-    format!(
-        r#"
-[limits]
-call_timeout = "5s"
-
-[cache]
-enabled = false
-
-[[dealerships]]
-id = "acme"
-name = "Acme Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-routes = {{ repair_orders = "ot" }}
-
-{upstream}
-
-[[tokens]]
-name = "acme"
-secret = {{ value = "{TOKEN}" }}
-dealerships = ["acme"]
-scopes = ["amcp:service:read"]
-"#
-    )
-}
-
-fn opentrack(base_url: &str) -> String {
-    format!(
-        r#"
-[upstreams.ot]
-kind = "soap"
-profile = "opentrack"
-base_url = "{base_url}"
-username = {{ value = "ot-user" }}
-password = {{ value = "s3cret&<pw>" }}
-vars = {{ enterprise_code = "EC1", company_number = "CN&7" }}
-timeout = "2s"
-"#
-    )
+fn config(upstream: Upstream) -> String {
+    BridgeConfig::new()
+        .call_timeout("5s")
+        .no_cache()
+        .dealership(Dealership::acme().route("repair_orders", "ot"))
+        .upstream("ot", upstream)
+        .token(Token::new("acme", TOKEN, &["acme"], &["amcp:service:read"]))
+        .render()
 }
 
 fn xml_reply(status: u16, body: String) -> ResponseTemplate {
@@ -116,7 +85,7 @@ async fn opentrack_server() -> MockServer {
 
 /// A bridge on `server` with the opentrack profile, and a connected client.
 async fn bridge(server: &MockServer) -> (Bridge, Client) {
-    let bridge = with_config(&config(&opentrack(&server.uri()))).await;
+    let bridge = with_config(&config(Upstream::opentrack(&server.uri()))).await;
     let client = connect(&bridge.url, Some(TOKEN)).await;
     (bridge, client)
 }
@@ -428,21 +397,12 @@ async fn star_call(code: &str) -> (rmcp::model::CallToolResult, Vec<Request>) {
     let profile = dir.path().join("star-like.toml");
     std::fs::write(&profile, STAR_PROFILE).unwrap();
     let server = answering(xml_reply(200, star_answer(code))).await;
-    let upstream = format!(
-        r#"
-[upstreams.ot]
-kind = "soap"
-profile = "{}"
-base_url = "{}"
-username = {{ value = "u" }}
-password = {{ value = "p" }}
-vars = {{ dealer = "D1" }}
-resilience = {{ retries = {{ max = 0 }} }}
-"#,
-        profile.display(),
-        server.uri()
-    );
-    let bridge = with_config(&config(&upstream)).await;
+    let upstream = Upstream::soap(&profile.display().to_string(), &server.uri())
+        .set("username", secret("u"))
+        .set("password", secret("p"))
+        .set("vars", r#"{ dealer = "D1" }"#)
+        .resilience("{ retries = { max = 0 } }");
+    let bridge = with_config(&config(upstream)).await;
     let client = connect(&bridge.url, Some(TOKEN)).await;
     let mut args = list_args("2026-11-10", "2026-11-14");
     args["status"] = json!(["closed"]);

@@ -7,6 +7,7 @@ use std::time::Duration;
 use chrono::{SecondsFormat, Utc};
 use serde_json::{Value, json};
 
+use super::config::{BridgeConfig, Dealership, Token, Upstream, secret};
 use super::{Client, call, ok};
 
 /// A consent grant given a minute ago for `channels`.
@@ -41,23 +42,13 @@ pub fn lead(dealership: &str, n: usize) -> Value {
 /// [`leads_config`] with `acme`'s inventory routed to a CDK-shaped REST
 /// upstream at `inventory` (`settings`: its timeout, resilience, …).
 pub fn leads_with_inventory_config(intake: &str, inventory: &str, settings: &str) -> String {
-    let cdk = format!(
-        r#"
-[upstreams.cdk]
-kind = "rest"
-profile = "cdk-fortellis"
-base_url = "{inventory}/cdk"
-token_url = "{inventory}/oauth2/token"
-client_id = {{ value = "id" }}
-client_secret = {{ value = "secret" }}
-vars = {{ subscription_id = "sub-123" }}
-{settings}
-"#
-    );
-    leads_config(intake, &cdk).replace(
-        "routes = { leads = \"crm\" }",
-        "routes = { leads = \"crm\", inventory = \"cdk\" }",
-    )
+    leads(intake)
+        .edit_dealership("acme", |d| d.route("inventory", "cdk"))
+        .upstream(
+            "cdk",
+            Upstream::cdk(inventory).unset("timeout").line(settings),
+        )
+        .render()
 }
 
 /// An ADF HTTP intake that accepts every lead.
@@ -70,48 +61,46 @@ pub async fn accepting_intake() -> wiremock::MockServer {
     intake
 }
 
-/// One dealership `acme` whose leads go to an ADF HTTP intake at `intake`, with
-/// fast retries; `extra` is appended (more upstreams, a `[store]`…).
+/// One dealership `acme` whose leads go to an ADF HTTP intake `crm` at
+/// `intake`, with fast retries; a lead-writing token and a staff reader.
+pub fn leads(intake: &str) -> BridgeConfig {
+    BridgeConfig::new()
+        .generous_writes()
+        .section(
+            "leads",
+            r#"delivery = { max_attempts = 5, base_delay = "50ms", max_delay = "400ms", lease = "3s", concurrency = 4 }"#,
+        )
+        .dealership(
+            Dealership::acme()
+                .set("phones", r#"[{ name = "sales", number = "+12175550100" }]"#)
+                .set("hours", r#"[{ department = "sales", weekly = { monday = "09:00-18:00", tuesday = "09:00-18:00", wednesday = "09:00-18:00", thursday = "09:00-18:00", friday = "09:00-18:00" } }]"#)
+                .route("leads", "crm"),
+        )
+        .upstream(
+            "crm",
+            Upstream::adf_http(intake)
+                .set("token", secret("crm-token"))
+                .set("hmac_secret", secret("crm-key"))
+                .timeout("1s"),
+        )
+        .token(Token::new(
+            "agent",
+            "agent-token",
+            &["acme"],
+            &["amcp:leads:write", "amcp:leads:read"],
+        ))
+        // Dealership staff: reads every lead, not only its own.
+        .token(Token::new(
+            "reader",
+            "reader-token",
+            &["acme"],
+            &["amcp:leads:read", "amcp:leads:staff"],
+        ))
+}
+
+/// [`leads`] with `extra` appended (more upstreams, a `[store]`…).
 pub fn leads_config(intake: &str, extra: &str) -> String {
-    format!(
-        r#"
-[rate_limits]
-per_class = {{ write = {{ requests = 100000, per = "1m", burst = 1000 }} }}
-
-[leads]
-delivery = {{ max_attempts = 5, base_delay = "50ms", max_delay = "400ms", lease = "3s", concurrency = 4 }}
-
-[[dealerships]]
-id = "acme"
-name = "Acme Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-phones = [{{ name = "sales", number = "+12175550100" }}]
-hours = [{{ department = "sales", weekly = {{ monday = "09:00-18:00", tuesday = "09:00-18:00", wednesday = "09:00-18:00", thursday = "09:00-18:00", friday = "09:00-18:00" }} }}]
-routes = {{ leads = "crm" }}
-
-[upstreams.crm]
-kind = "adf_http"
-url = "{intake}"
-token = {{ value = "crm-token" }}
-hmac_secret = {{ value = "crm-key" }}
-timeout = "1s"
-
-[[tokens]]
-name = "agent"
-secret = {{ value = "agent-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:leads:write", "amcp:leads:read"]
-
-[[tokens]]
-name = "reader"
-secret = {{ value = "reader-token" }}
-dealerships = ["acme"]
-# Dealership staff: reads every lead, not only its own.
-scopes = ["amcp:leads:read", "amcp:leads:staff"]
-{extra}
-"#
-    )
+    leads(intake).tail(extra).render()
 }
 
 /// Polls `leads.get` until the lead's delivery reaches `state` (or panics after `within`).

@@ -2,12 +2,14 @@
 //! MCP client over Streamable HTTP, with upstreams faked at the HTTP level.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod config;
 pub mod leads;
 pub mod process;
 pub mod raw;
 
 use std::net::SocketAddr;
 
+use self::config::{BridgeConfig, Dealership, Token, Upstream};
 use dms_bridge::cli::demo;
 use dms_bridge::config::from_toml_str;
 use dms_bridge::mcp::http::{HttpSettings, router};
@@ -76,27 +78,17 @@ pub async fn demo_with_server(settings: &str) -> Bridge {
 /// without a token) and the token `acme-token`, plus `server` as the `[server]`
 /// section's lines and `tail` after everything.
 pub fn small_config(server: &str, tail: &str) -> String {
-    format!(
-        r#"
-[server]
-{server}
-
-[[dealerships]]
-id = "acme"
-name = "Acme Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-anonymous_inventory = true
-
-[[tokens]]
-name = "acme"
-secret = {{ value = "acme-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:inventory:read"]
-
-{tail}
-"#
-    )
+    BridgeConfig::new()
+        .section("server", server)
+        .dealership(Dealership::acme().set("anonymous_inventory", "true"))
+        .token(Token::new(
+            "acme",
+            "acme-token",
+            &["acme"],
+            &["amcp:inventory:read"],
+        ))
+        .tail(tail)
+        .render()
 }
 
 /// A bridge from a TOML config string.
@@ -201,50 +193,33 @@ pub async fn error_code(client: &Client, tool: &str, args: Value) -> String {
         .to_owned()
 }
 
-/// A config with one dealership `acme` whose inventory comes from a CDK-shaped REST upstream at `upstream`.
+/// Dealership `acme` whose inventory comes from a CDK-shaped REST upstream
+/// `cdk` at `upstream`, dealership `other` with no upstream, and a token for each.
+pub fn rest(upstream: &str) -> BridgeConfig {
+    BridgeConfig::new()
+        .call_timeout("5s")
+        .dealership(Dealership::acme().route("inventory", "cdk"))
+        .dealership(Dealership::other())
+        .upstream("cdk", Upstream::cdk(upstream))
+        .token(Token::new(
+            "acme",
+            "acme-token",
+            &["acme"],
+            &["amcp:inventory:read"],
+        ))
+        .token(Token::new(
+            "other",
+            "other-token",
+            &["other"],
+            &["amcp:inventory:read"],
+        ))
+}
+
+/// [`rest`] with `extra_upstream` appended to the upstream's table.
 pub fn rest_config(upstream: &str, extra_upstream: &str) -> String {
-    format!(
-        r#"
-[limits]
-call_timeout = "5s"
-
-[[dealerships]]
-id = "acme"
-name = "Acme Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Springfield", region = "IL", postal_code = "62701", country = "US" }}
-routes = {{ inventory = "cdk" }}
-
-[[dealerships]]
-id = "other"
-name = "Other Motors"
-timezone = "America/New_York"
-address = {{ line1 = "2 Side St", city = "Albany", region = "NY", postal_code = "12207", country = "US" }}
-
-[upstreams.cdk]
-kind = "rest"
-profile = "cdk-fortellis"
-base_url = "{upstream}/cdk"
-token_url = "{upstream}/oauth2/token"
-client_id = {{ value = "id" }}
-client_secret = {{ value = "secret" }}
-vars = {{ subscription_id = "sub-123" }}
-timeout = "2s"
-{extra_upstream}
-
-[[tokens]]
-name = "acme"
-secret = {{ value = "acme-token" }}
-dealerships = ["acme"]
-scopes = ["amcp:inventory:read"]
-
-[[tokens]]
-name = "other"
-secret = {{ value = "other-token" }}
-dealerships = ["other"]
-scopes = ["amcp:inventory:read"]
-"#
-    )
+    rest(upstream)
+        .edit_upstream("cdk", |u| u.line(extra_upstream))
+        .render()
 }
 
 /// Reads a fixture file from `wiremock-fixtures/`.
