@@ -9,7 +9,7 @@ mod common;
 use std::time::Duration;
 
 use common::leads::{lead, leads, leads_config, wait_delivery};
-use common::{call, connect, err, ok, with_config};
+use common::{call, connect, err, metrics_text, ok, with_config};
 use serde_json::json;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -53,6 +53,12 @@ async fn the_same_key_and_payload_replay_the_original_answer() {
     assert_eq!(again["delivery"]["state"], "delivered");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(posts(&server).await, 1);
+    let metrics = metrics_text(&bridge).await;
+    assert!(
+        metrics.contains("dms_bridge_leads_total{status=\"received\"} 1")
+            && metrics.contains("dms_bridge_leads_total{status=\"replayed\"} 1"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]

@@ -115,9 +115,15 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
     to_result(&result)
 }
 
-/// A replayed answer with where the lead's delivery stands now.
+/// A replayed answer with where the lead's delivery stands now (and counted
+/// as a replay in `dms_bridge_leads_total`).
 pub fn refresh_replay(ctx: ToolContext<'_>, mut answer: Value) -> BoxFuture<'_, Value> {
     Box::pin(async move {
+        ctx.services
+            .metrics
+            .leads
+            .get_or_create(&metrics_status(LeadStatus::Received, true))
+            .inc();
         let (Ok(dealership), Some(lead_id)) = (ctx.dealership(), answer["lead_id"].as_str()) else {
             return answer;
         };
