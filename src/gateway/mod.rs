@@ -20,7 +20,6 @@ use self::auth::Authenticator;
 use self::cache::ReadCache;
 use self::limits::CallerLimits;
 use crate::config::LimitsConfig;
-use crate::contract::cursor::CursorCodec;
 use crate::leads::LeadDesk;
 use crate::store::{AuditWriter, Store};
 use crate::telemetry::metrics::Metrics;
@@ -79,10 +78,6 @@ impl Gateway {
 
     pub fn dealership(&self, id: &str) -> Option<&Dealership> {
         self.inner.services.dealership(id)
-    }
-
-    pub fn cursors(&self) -> &CursorCodec {
-        &self.inner.services.cursors
     }
 
     pub fn limits(&self) -> &LimitsConfig {

@@ -136,7 +136,10 @@ impl Gateway {
         let schema_problems = self.schema_problems(tool, &args)?;
         // serde_json objects keep keys sorted, so this is canonical.
         let canonical = tool.cacheable().then(|| args.to_string());
-        let request_hash = (tool.class() == ToolClass::Write).then(|| write::request_hash(&args));
+        // Hashed before parsing takes the arguments, and only for a write with a key.
+        let request_hash = (tool.class() == ToolClass::Write
+            && args.get("idempotency_key").is_some())
+        .then(|| write::request_hash(&args));
         let parsed = match (tool.spec().parse)(args) {
             Ok(parsed) => parsed,
             Err(e) => {
@@ -186,15 +189,20 @@ impl Gateway {
             principal,
             dealership,
         };
-        let write = request_hash.zip(dealership).map(|(hash, d)| write::Write {
-            tool,
-            ctx,
-            dealership: d,
-            principal,
-            key: parsed.idempotency_key().map(str::to_owned),
-            request_hash: hash,
-            conflict: parsed.idempotency_conflict(),
+        let once = request_hash.and_then(|hash| {
+            parsed.idempotency_key().map(|key| write::Once {
+                key: key.to_owned(),
+                request_hash: hash,
+                conflict: parsed.idempotency_conflict(),
+            })
         });
+        let write = dealership
+            .filter(|_| tool.class() == ToolClass::Write)
+            .map(|d| write::Write {
+                ctx,
+                dealership: d,
+                once,
+            });
         let work = self.handle(ctx, parsed);
         let payload = match (cache_ttl, canonical, tool.domain(), dealership, write) {
             (_, _, _, _, Some(write)) => self.write_once(write, work).await?,
@@ -242,10 +250,7 @@ impl Gateway {
                 tracing::warn!(error = %e, dealership, principal = %principal, "Upstream call failed.");
                 Err(e.to_caller())
             }
-            Err(_) => Err(ToolError::new(
-                ErrorCode::UpstreamTimeout,
-                "The call took longer than the bridge allows. Try again, or narrow the request.",
-            )),
+            Err(_) => Err(past_deadline()),
         }
     }
 
@@ -326,4 +331,12 @@ impl Gateway {
             )),
         }
     }
+}
+
+/// A call that ran out of the time the bridge allows one.
+pub(super) fn past_deadline() -> ToolError {
+    ToolError::new(
+        ErrorCode::UpstreamTimeout,
+        "The call took longer than the bridge allows. Try again, or narrow the request.",
+    )
 }

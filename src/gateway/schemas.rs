@@ -39,6 +39,15 @@ impl Schemas {
             definitions,
         }
     }
+
+    /// Whether the tool's result declares a top-level `field`.
+    pub(super) fn result_has(&self, tool: ToolId, field: &str) -> bool {
+        self.definitions
+            .get(&tool)
+            .and_then(|t| t.output_schema.as_ref())
+            .and_then(|s| s.get("properties"))
+            .is_some_and(|p| p.get(field).is_some())
+    }
 }
 
 impl Gateway {

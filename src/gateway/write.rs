@@ -13,9 +13,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::Gateway;
-use crate::contract::{Payload, Principal, ToolError};
+use crate::contract::{Payload, ToolError};
 use crate::store::idempotency::{self, KeyRef, Turn};
-use crate::tools::{Dealership, ToolContext, ToolId};
+use crate::tools::{Dealership, ToolContext};
 
 /// How long an answer replays for its key (a day, as payment APIs do).
 const ANSWER_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
@@ -25,13 +25,16 @@ const WAIT_STEP: Duration = Duration::from_millis(25);
 
 /// A write about to run.
 pub struct Write<'a> {
-    pub tool: ToolId,
-    /// The call's context, for bringing a replayed answer up to date.
+    /// The call: tool, caller, and the context a replayed answer is refreshed with.
     pub ctx: ToolContext<'a>,
     pub dealership: &'a Dealership,
-    pub principal: &'a Principal,
-    /// The caller's key, when the write must happen at most once for it.
-    pub key: Option<String>,
+    /// Present when the caller sent a key: the write happens at most once for it.
+    pub once: Option<Once>,
+}
+
+/// What makes a write happen at most once.
+pub struct Once {
+    pub key: String,
     /// What a replay must match, over the request as sent.
     pub request_hash: String,
     /// The tool's answer to a key reused for another request.
@@ -56,29 +59,29 @@ impl Gateway {
         write: Write<'_>,
         work: impl Future<Output = Result<Payload, ToolError>>,
     ) -> Result<Payload, ToolError> {
-        let dealership = write.dealership.profile.id.as_str();
-        let result = match &write.key {
+        let (ctx, dealership) = (write.ctx, write.dealership.profile.id.as_str());
+        let result = match write.once {
             None => work.await,
-            Some(key) => {
+            Some(once) => {
                 let key = KeyRef {
                     dealership,
-                    principal: &write.principal.name,
-                    tool: write.tool.name(),
-                    key,
+                    principal: &ctx.principal.name,
+                    tool: ctx.tool.name(),
+                    key: &once.key,
                 };
                 match self
-                    .once_per_key(key, &write.request_hash, write.conflict, work)
+                    .once_per_key(key, &once.request_hash, once.conflict, work)
                     .await?
                 {
                     Done::Now(payload) => Ok(payload),
-                    Done::Before(answer) => replay(write.ctx, answer).await,
+                    Done::Before(answer) => self.replay(ctx, answer).await,
                 }
             }
         };
         // Retired whatever the outcome: a failed write may still have changed
         // the upstream (a timeout after it committed) or shown the cache wrong
         // (a slot taken by someone else).
-        if let Some(domain) = write.tool.domain() {
+        if let Some(domain) = ctx.tool.domain() {
             self.inner.cache.invalidate(dealership, domain);
         }
         result
@@ -114,7 +117,8 @@ impl Gateway {
                 Turn::Busy if tokio::time::Instant::now() + WAIT_STEP < deadline => {
                     tokio::time::sleep(WAIT_STEP).await;
                 }
-                Turn::Busy => return Err(still_running()),
+                // It waited its whole deadline on another call with the key.
+                Turn::Busy => return Err(super::pipeline::past_deadline()),
             }
         }
         let result = work.await;
@@ -129,6 +133,25 @@ impl Gateway {
         }
         result.map(Done::Now)
     }
+
+    /// The stored answer, marked as a replay where the tool's result can say
+    /// so, and brought up to date by the tool where its row says how.
+    async fn replay(&self, ctx: ToolContext<'_>, answer: String) -> Result<Payload, ToolError> {
+        let mut value: Value = serde_json::from_str(&answer).map_err(|e| {
+            tracing::error!(error = %e, "A stored idempotent answer is not JSON.");
+            ToolError::internal()
+        })?;
+        if let (true, Value::Object(map)) = (
+            self.inner.schemas.result_has(ctx.tool, "replayed"),
+            &mut value,
+        ) {
+            map.insert("replayed".into(), Value::Bool(true));
+        }
+        if let Some(refresh) = ctx.tool.spec().on_replay {
+            value = refresh(ctx, value).await;
+        }
+        Payload::serialize(&value).map_err(|_| ToolError::internal())
+    }
 }
 
 /// How a keyed write ended.
@@ -139,29 +162,6 @@ enum Done {
     Before(String),
 }
 
-/// The stored answer, marked as a replay where the tool's result can say so,
-/// and brought up to date by the tool where its row says how.
-async fn replay(ctx: ToolContext<'_>, answer: String) -> Result<Payload, ToolError> {
-    let mut value: Value = serde_json::from_str(&answer).map_err(|e| {
-        tracing::error!(error = %e, "A stored idempotent answer is not JSON.");
-        ToolError::internal()
-    })?;
-    let spec = ctx.tool.spec();
-    let says_replayed = ctx
-        .tool
-        .output_schema()
-        .get("properties")
-        .and_then(|p| p.get("replayed"))
-        .is_some();
-    if let (true, Value::Object(map)) = (says_replayed, &mut value) {
-        map.insert("replayed".into(), Value::Bool(true));
-    }
-    if let Some(refresh) = spec.on_replay {
-        value = refresh(ctx, value).await;
-    }
-    Payload::serialize(&value).map_err(|_| ToolError::internal())
-}
-
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
@@ -169,12 +169,4 @@ fn millis(d: Duration) -> i64 {
 fn store_failed(e: crate::store::StoreError) -> ToolError {
     tracing::error!(error = %e, "The idempotency store failed.");
     ToolError::internal()
-}
-
-/// A call that waited its whole deadline on another call with the same key.
-fn still_running() -> ToolError {
-    ToolError::new(
-        crate::contract::ErrorCode::UpstreamTimeout,
-        "The call took longer than the bridge allows. Try again, or narrow the request.",
-    )
 }
