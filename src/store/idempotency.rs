@@ -59,18 +59,13 @@ pub async fn take_turn(
     expires_at: i64,
 ) -> Result<Turn, StoreError> {
     let pool = store.pool();
-    // An expired answer frees its key for a new request.
-    on_key(
-        concat!(
-            "DELETE FROM idempotency WHERE ",
-            the_key!(),
-            " AND state = 'done' AND expires_at <= ?5"
-        ),
-        key,
-    )
-    .bind(now)
-    .execute(pool)
-    .await?;
+    // Expired answers go, this key's among them: the key is free for a new
+    // request, and keys nobody reuses do not pile up (the expiry index makes
+    // this a short range scan).
+    sqlx::query("DELETE FROM idempotency WHERE state = 'done' AND expires_at <= ?1")
+        .bind(now)
+        .execute(pool)
+        .await?;
     let inserted = on_key(
         "INSERT INTO idempotency (dealership, principal, tool, key, request_hash, state, lease_until, expires_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7) ON CONFLICT DO NOTHING",
@@ -159,4 +154,55 @@ pub async fn release(store: &Store, key: KeyRef<'_>) -> Result<(), StoreError> {
     .execute(store.pool())
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(key: &str) -> KeyRef<'_> {
+        KeyRef {
+            dealership: "acme",
+            principal: "agent",
+            tool: "leads.create",
+            key,
+        }
+    }
+
+    async fn rows(store: &Store) -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM idempotency")
+            .fetch_one(store.pool())
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_key_replays_until_it_expires_and_expired_keys_are_swept() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let turn = |k, hash, now| take_turn(&store, key(k), hash, now, now + 10, now + 100);
+        assert_eq!(turn("a", "h1", 0).await.unwrap(), Turn::Taken);
+        assert_eq!(turn("a", "h1", 1).await.unwrap(), Turn::Busy);
+        finish(&store, key("a"), "{}").await.unwrap();
+        assert_eq!(
+            turn("a", "h1", 2).await.unwrap(),
+            Turn::Answered("{}".into())
+        );
+        assert_eq!(turn("a", "h2", 3).await.unwrap(), Turn::Conflict);
+        // Another key's turn after the expiry sweeps "a": its key is free again.
+        assert_eq!(turn("b", "h1", 200).await.unwrap(), Turn::Taken);
+        assert_eq!(rows(&store).await, 1);
+        assert_eq!(turn("a", "h2", 201).await.unwrap(), Turn::Taken);
+    }
+
+    #[tokio::test]
+    async fn a_lapsed_claim_is_taken_over_and_a_released_key_is_free() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let turn = |hash, now| take_turn(&store, key("a"), hash, now, now + 10, now + 100);
+        assert_eq!(turn("h1", 0).await.unwrap(), Turn::Taken);
+        // The holder died: after its lease another call takes the key.
+        assert_eq!(turn("h1", 11).await.unwrap(), Turn::Taken);
+        release(&store, key("a")).await.unwrap();
+        assert_eq!(rows(&store).await, 0);
+        assert_eq!(turn("h2", 12).await.unwrap(), Turn::Taken);
+    }
 }
