@@ -196,14 +196,17 @@ impl Gateway {
                 conflict: parsed.idempotency_conflict(),
             })
         });
+        // One deadline for the call: waiting on a key's turn and the handler share it.
+        let deadline = tokio::time::Instant::now() + self.limits().call_timeout;
         let write = dealership
             .filter(|_| tool.class() == ToolClass::Write)
             .map(|d| write::Write {
                 ctx,
                 dealership: d,
                 once,
+                deadline,
             });
-        let work = self.handle(ctx, parsed);
+        let work = self.handle(ctx, parsed, deadline);
         let payload = match (cache_ttl, canonical, tool.domain(), dealership, write) {
             (_, _, _, _, Some(write)) => self.write_once(write, work).await?,
             (Some(ttl), Some(canonical), Some(domain), Some(d), None) => {
@@ -237,12 +240,12 @@ impl Gateway {
         &self,
         ctx: ToolContext<'_>,
         args: Box<dyn AnyArgs>,
+        deadline: tokio::time::Instant,
     ) -> Result<Payload, ToolError> {
-        let deadline = self.limits().call_timeout;
         let dealership = ctx.dealership.map(|d| d.profile.id.as_str());
         let principal = &ctx.principal.name;
         // Boxed by the table: tool futures differ wildly in size, and the largest would size them all.
-        match tokio::time::timeout(deadline, (ctx.tool.spec().handle)(ctx, args)).await {
+        match tokio::time::timeout_at(deadline, (ctx.tool.spec().handle)(ctx, args)).await {
             Ok(Ok(payload)) => Ok(payload),
             Ok(Err(HandlerError::Refused(e))) => Err(e),
             Ok(Err(HandlerError::Upstream(e))) => {

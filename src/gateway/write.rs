@@ -30,6 +30,8 @@ pub struct Write<'a> {
     pub dealership: &'a Dealership,
     /// Present when the caller sent a key: the write happens at most once for it.
     pub once: Option<Once>,
+    /// The call's deadline, which waiting on the key's turn counts against.
+    pub deadline: tokio::time::Instant,
 }
 
 /// What makes a write happen at most once.
@@ -69,10 +71,7 @@ impl Gateway {
                     tool: ctx.tool.name(),
                     key: &once.key,
                 };
-                match self
-                    .once_per_key(key, &once.request_hash, once.conflict, work)
-                    .await?
-                {
+                match self.once_per_key(key, &once, write.deadline, work).await? {
                     Done::Now(payload) => Ok(payload),
                     Done::Before(answer) => self.replay(ctx, answer).await,
                 }
@@ -90,12 +89,11 @@ impl Gateway {
     async fn once_per_key(
         &self,
         key: KeyRef<'_>,
-        request_hash: &str,
-        conflict: ToolError,
+        once: &Once,
+        deadline: tokio::time::Instant,
         work: impl Future<Output = Result<Payload, ToolError>>,
     ) -> Result<Done, ToolError> {
         let store = self.store();
-        let deadline = tokio::time::Instant::now() + self.limits().call_timeout;
         // A holder that died keeps the key until its own deadline has surely passed.
         let lease = self.limits().call_timeout * 2;
         loop {
@@ -103,7 +101,7 @@ impl Gateway {
             let turn = idempotency::take_turn(
                 store,
                 key,
-                request_hash,
+                &once.request_hash,
                 now,
                 now + millis(lease),
                 now + millis(ANSWER_KEPT),
@@ -113,7 +111,7 @@ impl Gateway {
             match turn {
                 Turn::Taken => break,
                 Turn::Answered(answer) => return Ok(Done::Before(answer)),
-                Turn::Conflict => return Err(conflict),
+                Turn::Conflict => return Err(once.conflict.clone()),
                 Turn::Busy if tokio::time::Instant::now() + WAIT_STEP < deadline => {
                     tokio::time::sleep(WAIT_STEP).await;
                 }
