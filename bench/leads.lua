@@ -14,7 +14,7 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
-local prefix = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"leads.create","arguments":'
+local prefix = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"leads_create","arguments":'
   .. '{"dealership_id":"demo-cdk","customer":{"first_name":"Dana","last_name":"Whitfield","email":"dana-'
 local suffix = '@example.com","phone":"+15125550188","preferred_contact":"email"},'
   .. '"consent":{"granted_at":"2026-01-01T00:00:00Z","allowed_channels":["email","sms"],'

@@ -22,9 +22,9 @@ LOG_DIR="$(mktemp -d)"
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$LOG_DIR"' EXIT
 
-cargo build --release --quiet --bin dms-bridge --example lead_latency
-BIN=target/release/dms-bridge
-LATENCY=target/release/examples/lead_latency
+cargo build --profile dist --quiet --bin dms-bridge --example lead_latency
+BIN=target/dist/dms-bridge
+LATENCY=target/dist/examples/lead_latency
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 rss_mb() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }

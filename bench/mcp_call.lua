@@ -3,7 +3,7 @@
 -- VARY_LIMIT=1: ARGS holds a %d where the limit goes, and each request asks for
 -- 1..32 in turn, so concurrent calls are not identical and share no result.
 local token = os.getenv("TOKEN") or "demo-token-group"
-local tool = os.getenv("TOOL") or "inventory.search"
+local tool = os.getenv("TOOL") or "inventory_search"
 local args = os.getenv("ARGS") or '{"dealership_id":"demo-cdk","limit":20}'
 
 wrk.method = "POST"

@@ -16,9 +16,9 @@ LOG_DIR="$(mktemp -d)"
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$LOG_DIR"' EXIT
 
-cargo build --release --quiet --bin dms-bridge --example bare_rmcp
-BIN=target/release/dms-bridge
-BARE=target/release/examples/bare_rmcp
+cargo build --profile dist --quiet --bin dms-bridge --example bare_rmcp
+BIN=target/dist/dms-bridge
+BARE=target/dist/examples/bare_rmcp
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 rss_mb() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
@@ -73,12 +73,12 @@ kill "$BARE_PID"
 
 # (b) Cached inventory.search (demo-cdk through the CDK-shaped REST adapter).
 port=$(free_port); start_demo "$port"
-answer=$(mcp "http://127.0.0.1:$port/mcp" demo-token-group inventory.search "$SEARCH")
+answer=$(mcp "http://127.0.0.1:$port/mcp" demo-token-group inventory_search "$SEARCH")
 check_ok "$answer"
 echo "{\"run\":\"bridge_started_rss\",\"rss_mb\":$(rss_mb "$DEMO_PID")}"
 python3 -c 'import json,sys; print(json.dumps(json.loads(sys.stdin.read())["result"]["structuredContent"]))' \
   <<<"$answer" >"$LOG_DIR/search-result.json"
-TOKEN=demo-token-group TOOL=inventory.search ARGS="$SEARCH" load "bridge_search_cached" "http://127.0.0.1:$port/mcp" mcp_call.lua
+TOKEN=demo-token-group TOOL=inventory_search ARGS="$SEARCH" load "bridge_search_cached" "http://127.0.0.1:$port/mcp" mcp_call.lua
 echo "{\"run\":\"bridge_cached_rss\",\"rss_mb\":$(rss_mb "$DEMO_PID")}"
 sleep 5
 echo "{\"run\":\"bridge_cached_rss_5s_later\",\"rss_mb\":$(rss_mb "$DEMO_PID")}"
@@ -96,11 +96,11 @@ kill "$BARE_PID"
 for latency in 0 20; do
   upport=$(free_port); start_demo "$upport" --upstream-latency-ms "$latency"; UPSTREAM_PID=$DEMO_PID
   port=$(free_port); start_uncached_bridge "$port" "${CDK_URL%/cdk}"
-  check_ok "$(mcp "http://127.0.0.1:$port/mcp" bench-token inventory.search "$SEARCH")"
-  TOKEN=bench-token TOOL=inventory.search ARGS="$SEARCH" \
+  check_ok "$(mcp "http://127.0.0.1:$port/mcp" bench-token inventory_search "$SEARCH")"
+  TOKEN=bench-token TOOL=inventory_search ARGS="$SEARCH" \
     load "bridge_search_uncached_upstream_${latency}ms" "http://127.0.0.1:$port/mcp" mcp_call.lua
   # The same with 32 different searches at once: they share upstream reads but no result.
-  TOKEN=bench-token TOOL=inventory.search ARGS='{"dealership_id":"demo-cdk","limit":%d}' VARY_LIMIT=1 \
+  TOKEN=bench-token TOOL=inventory_search ARGS='{"dealership_id":"demo-cdk","limit":%d}' VARY_LIMIT=1 \
     load "bridge_search_uncached_upstream_${latency}ms_distinct" "http://127.0.0.1:$port/mcp" mcp_call.lua
   echo "{\"run\":\"bridge_uncached_${latency}ms_rss\",\"rss_mb\":$(rss_mb "$BRIDGE_PID")}"
   kill "$BRIDGE_PID"

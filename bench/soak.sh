@@ -28,7 +28,7 @@ for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&
 
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$DEMO_PID/status"; }
 # Varying page sizes make varied result sizes; the cache is off so each call reaches the upstream.
-TOKEN=demo-token-group TOOL=inventory.search ARGS='{"dealership_id":"demo-cdk","limit":25,"filters":{"condition":["used","cpo"]}}' \
+TOKEN=demo-token-group TOOL=inventory_search ARGS='{"dealership_id":"demo-cdk","limit":25,"filters":{"condition":["used","cpo"]}}' \
   wrk -t2 -c16 -d"$((DURATION + WARMUP))s" -s bench/mcp_call.lua "http://127.0.0.1:$port/mcp" >"$LOG.wrk" &
 WRK_PID=$!
 

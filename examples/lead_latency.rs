@@ -89,7 +89,7 @@ async fn main() -> anyhow::Result<()> {
         tasks.push(tokio::spawn(async move {
             let started = Instant::now();
             let result = peer
-                .call_tool(CallToolRequestParams::new("leads.create").with_arguments(map))
+                .call_tool(CallToolRequestParams::new("leads_create").with_arguments(map))
                 .await;
             let answered_at = Utc::now();
             let create_ms = started.elapsed().as_secs_f64() * 1000.0;

@@ -219,7 +219,7 @@ async fn main() {
         let mcp = client(url).await;
         let call = || {
             mcp.call_tool(
-                CallToolRequestParams::new("service.get_repair_order").with_arguments(args.clone()),
+                CallToolRequestParams::new("service_get_repair_order").with_arguments(args.clone()),
             )
         };
         call().await.unwrap(); // token fetch and connection set-up, not timed

@@ -50,6 +50,7 @@ struct Parts {
     cache: ReadCache,
     caller_limits: CallerLimits,
     metrics: Arc<Metrics>,
+    tool_names: crate::config::ToolNames,
 }
 
 /// A running gateway and its background work.
@@ -103,6 +104,7 @@ impl Runtime {
                 cache: p.cache,
                 caller_limits: p.caller_limits,
                 audit,
+                tool_names: p.tool_names,
             }),
             audit_task,
             outbox_task,
@@ -180,6 +182,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         cache: ReadCache::new(&config.cache),
         caller_limits: CallerLimits::new(&config.rate_limits, &config.tokens),
         metrics,
+        tool_names: config.server.tool_names,
     };
     Ok(Runtime {
         parts,

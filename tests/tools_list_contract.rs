@@ -11,6 +11,8 @@ use std::collections::BTreeSet;
 use common::*;
 use dms_bridge::contract::error::ErrorCode;
 use dms_bridge::tools::{TOOLSET_VERSION, ToolId};
+use rmcp::model::CallToolRequestParams;
+use serde_json::Value;
 
 fn toolset_md() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/TOOLSET.md")).unwrap()
@@ -23,6 +25,97 @@ async fn tools_list_matches_the_snapshot() {
     let tools = client.list_all_tools().await.unwrap();
     let json = serde_json::to_value(&tools).unwrap();
     insta::assert_json_snapshot!("tools_list", json);
+}
+
+/// What Claude Desktop, claude.ai, OpenAI's API and Codex accept, written
+/// here independently of the product's own check: `^[a-zA-Z0-9_-]{1,64}$`.
+fn hosts_accept(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+#[tokio::test]
+async fn listed_names_are_host_safe_and_meta_names_the_canonical_tool() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let tools = client.list_all_tools().await.unwrap();
+    // VS Code sends at most 128 tools to the model.
+    assert!(
+        !tools.is_empty() && tools.len() < 128,
+        "{} tools",
+        tools.len()
+    );
+    let mut canonical = BTreeSet::new();
+    for tool in &tools {
+        assert!(hosts_accept(&tool.name), "{:?} would be refused", tool.name);
+        let meta = tool.meta.as_ref().expect("_meta");
+        let name = meta["io.dms-bridge/canonical_name"].as_str().unwrap();
+        assert_eq!(tool.name, name.replace('.', "_"));
+        canonical.insert(name.to_owned());
+        // The Anthropic directory wants a title and a read-only or destructive hint.
+        let annotations = tool.annotations.as_ref().expect("annotations");
+        assert!(
+            tool.title.is_some() && annotations.title.is_some(),
+            "{}",
+            tool.name
+        );
+        assert!(
+            annotations.read_only_hint.is_some() && annotations.destructive_hint.is_some(),
+            "{}",
+            tool.name
+        );
+    }
+    let served: BTreeSet<String> = ToolId::ALL.iter().map(|t| t.name().to_owned()).collect();
+    assert_eq!(canonical, served, "the group token is granted every tool");
+}
+
+#[tokio::test]
+async fn both_names_call_the_same_tool_and_unknown_names_are_refused() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let args = serde_json::json!({ "dealership_id": "demo-cdk" });
+    let by_host_safe = ok(&call(&client, "dealership_get", args.clone()).await);
+    let by_canonical = ok(&call(&client, "dealership.get", args.clone()).await);
+    assert_eq!(by_host_safe["name"], "Riverside Auto Group (Demo)");
+    assert_eq!(by_host_safe, by_canonical);
+    let Value::Object(map) = args else {
+        unreachable!()
+    };
+    for name in ["dealership-get", "dealership/get", "Dealership_get"] {
+        let refused = client
+            .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(map.clone()))
+            .await
+            .expect_err(name);
+        assert!(
+            refused.to_string().contains("Unknown tool"),
+            "{name}: {refused}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn operators_may_list_the_canonical_dotted_names_instead() {
+    let bridge = demo_with_server(r#"tool_names = "canonical""#).await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let listed: BTreeSet<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    let canonical: BTreeSet<String> = ToolId::ALL.iter().map(|t| t.name().to_owned()).collect();
+    assert_eq!(listed, canonical);
+    // The host-safe name still answers, unlisted.
+    let result = call(&client, "dealership_list", serde_json::json!({})).await;
+    assert!(
+        ok(&result)["items"]
+            .as_array()
+            .is_some_and(|i| i.len() == 3)
+    );
 }
 
 #[tokio::test]

@@ -109,6 +109,22 @@ pub struct ServerConfig {
     pub trusted_proxies: Vec<String>,
     /// Which header a trusted proxy names the client in.
     pub forwarded_header: ForwardedHeader,
+    /// Which names `tools/list` shows. Calls by either name always work.
+    pub tool_names: ToolNames,
+}
+
+/// How tools are named in `tools/list`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolNames {
+    /// `inventory_search`: letters, digits, `_` and `-` only, which every
+    /// host accepts (Claude Desktop and claude.ai refuse a whole server over
+    /// one name with a dot; OpenAI's API and Codex refuse dots too).
+    #[default]
+    HostSafe,
+    /// `inventory.search`: AutomotiveMCP's canonical names, for agents that
+    /// require them. Hosts that validate names strictly refuse these.
+    Canonical,
 }
 
 /// The header a trusted proxy adds the client's address to.
@@ -143,6 +159,7 @@ impl Default for ServerConfig {
             overflow_grace: Duration::from_secs(1),
             trusted_proxies: Vec::new(),
             forwarded_header: ForwardedHeader::XForwardedFor,
+            tool_names: ToolNames::HostSafe,
         }
     }
 }

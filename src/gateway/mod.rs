@@ -19,7 +19,7 @@ pub use pipeline::{CallError, CallOutcome, Caller};
 use self::auth::Authenticator;
 use self::cache::ReadCache;
 use self::limits::CallerLimits;
-use crate::config::LimitsConfig;
+use crate::config::{LimitsConfig, ToolNames};
 use crate::leads::LeadDesk;
 use crate::store::{AuditWriter, Store};
 use crate::telemetry::metrics::Metrics;
@@ -32,6 +32,8 @@ pub struct GatewayParts {
     pub cache: ReadCache,
     pub caller_limits: CallerLimits,
     pub audit: Option<AuditWriter>,
+    /// Which names `tools/list` shows.
+    pub tool_names: ToolNames,
 }
 
 /// The engine behind every transport. Cheap to clone.
@@ -55,7 +57,7 @@ impl Gateway {
             inner: Arc::new(Inner {
                 services: parts.services,
                 auth: parts.auth,
-                schemas: schemas::Schemas::compile(),
+                schemas: schemas::Schemas::compile(parts.tool_names),
                 cache: parts.cache,
                 limits_by_caller: parts.caller_limits,
                 audit: parts.audit,

@@ -328,7 +328,7 @@ impl Gateway {
                 "Your token does not grant access to that dealership.",
             )
             .with_next_tool_call(
-                "dealership.list",
+                "dealership_list",
                 json!({}),
                 "List the dealerships your token may use.",
             )),

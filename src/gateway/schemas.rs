@@ -7,6 +7,7 @@ use rmcp::model::Tool;
 use serde_json::Value;
 
 use super::Gateway;
+use crate::config::ToolNames;
 use crate::contract::Principal;
 use crate::contract::error::{Problems, ToolError};
 use crate::tools::ToolId;
@@ -18,7 +19,7 @@ pub(super) struct Schemas {
 }
 
 impl Schemas {
-    pub(super) fn compile() -> Self {
+    pub(super) fn compile(naming: ToolNames) -> Self {
         let mut validators = BTreeMap::new();
         let mut definitions = BTreeMap::new();
         for tool in ToolId::ALL {
@@ -32,7 +33,7 @@ impl Schemas {
                     tracing::error!(tool = tool.name(), error = %e, "Input schema does not compile.")
                 }
             }
-            definitions.insert(tool, tool.definition());
+            definitions.insert(tool, tool.definition(naming));
         }
         Self {
             validators,

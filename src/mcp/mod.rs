@@ -30,7 +30,7 @@ use crate::tools::{TOOLSET_VERSION, ToolId};
 use splice::SpliceSlot;
 
 const INSTRUCTIONS: &str = "dms-bridge gives one canonical tool surface over car dealerships' systems. \
-Start with dealership.list to learn the dealership_id values you may use; every other tool is scoped to one dealership. \
+Start with dealership_list to learn the dealership_id values you may use; every other tool is scoped to one dealership. \
 Money is {amount, currency} in minor units (cents); mileage is {value, unit}; timestamps are RFC 3339 with offset. \
 Errors come back as tool results with isError and a stable error.code; error.retryable says whether the same call may succeed later, \
 and error.recovery.next_tool_call suggests what to call instead.";

@@ -21,7 +21,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
     vec![
         ResourceTemplate::new(format!("{SCHEME}{{dealership_id}}"), "dealership")
             .with_title("Dealership profile")
-            .with_description("A dealership's public profile, as dealership.get answers it.")
+            .with_description("A dealership's public profile, as dealership_get answers it.")
             .with_mime_type(JSON),
         ResourceTemplate::new(
             format!("{SCHEME}{{dealership_id}}/vehicles/{{vehicle_id}}"),
@@ -29,7 +29,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
         )
         .with_title("Vehicle")
         .with_description(
-            "One vehicle for sale, as inventory.get answers it (vehicle_id from inventory.search).",
+            "One vehicle for sale, as inventory_get answers it (vehicle_id from inventory_search).",
         )
         .with_mime_type(JSON),
         ResourceTemplate::new(
@@ -38,7 +38,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
         )
         .with_title("Lead")
         .with_description(
-            "A lead taken through the bridge and its delivery state, as leads.get answers it.",
+            "A lead taken through the bridge and its delivery state, as leads_get answers it.",
         )
         .with_mime_type(JSON),
         ResourceTemplate::new(
@@ -47,7 +47,7 @@ pub fn templates() -> Vec<ResourceTemplate> {
         )
         .with_title("Repair order")
         .with_description(
-            "One repair order from the dealership's DMS, as service.get_repair_order answers it.",
+            "One repair order from the dealership's DMS, as service_get_repair_order answers it.",
         )
         .with_mime_type(JSON),
     ]

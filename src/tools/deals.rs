@@ -144,7 +144,7 @@ fn unavailable(dealership_id: &str) -> ToolError {
         "The valuation provider has no values for this vehicle.",
     )
     .with_next_tool_call(
-        "leads.create",
+        "leads_create",
         json!({ "dealership_id": dealership_id }),
         "Send a lead with the trade-in so the dealership appraises it in person.",
     )

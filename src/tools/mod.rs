@@ -8,6 +8,7 @@ pub mod dealership;
 pub mod deals;
 pub mod inventory;
 pub mod leads;
+mod names;
 pub mod repair_orders;
 pub mod service;
 mod services;
@@ -15,6 +16,7 @@ mod table;
 
 pub use check::Check;
 pub use context::{Handled, HandlerError, ToolArgs, ToolContext};
+pub use names::is_host_safe;
 pub use services::{Dealership, Route, ServiceParts, Services, unsupported};
 pub use table::{AnyArgs, TOOLS, ToolSpec};
 
@@ -24,13 +26,16 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde_json::Value;
 
-use crate::config::ToolClass;
+use crate::config::{ToolClass, ToolNames};
 use crate::contract::Scope;
 use crate::model::Domain;
 
 /// Version of the public tool contract (TOOLSET.md). Bump the major on any
 /// breaking change to names, schemas or error codes.
-pub const TOOLSET_VERSION: &str = "1.5.1";
+pub const TOOLSET_VERSION: &str = "2.0.0";
+
+/// The `_meta` key of a tool definition that holds its canonical name.
+pub const CANONICAL_NAME_META: &str = "io.dms-bridge/canonical_name";
 
 /// A tool of the table, by its row.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -59,12 +64,31 @@ impl ToolId {
         &TOOLS[self.0 as usize]
     }
 
+    /// The canonical (AutomotiveMCP) name, `inventory.search`: the name in
+    /// TOOLSET.md, metrics, audit records and cache keys.
     pub fn name(self) -> &'static str {
         self.spec().name
     }
 
+    /// The host-safe name, `inventory_search`: the canonical name with `_`
+    /// for `.`, so it matches `^[a-zA-Z0-9_-]{1,64}$`.
+    pub fn host_safe_name(self) -> &'static str {
+        names::host_safe(self.0 as usize)
+    }
+
+    /// The name `tools/list` shows under `naming`.
+    pub fn listed_name(self, naming: ToolNames) -> &'static str {
+        match naming {
+            ToolNames::HostSafe => self.host_safe_name(),
+            ToolNames::Canonical => self.name(),
+        }
+    }
+
+    /// The tool called `name`, by either of its names.
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.name() == name)
+        Self::ALL
+            .into_iter()
+            .find(|t| t.name() == name || t.host_safe_name() == name)
     }
 
     /// The domain whose upstream serves the tool; `None` for tools answered from config.
@@ -138,12 +162,20 @@ impl ToolId {
         (self.spec().output_schema)()
     }
 
-    /// The MCP tool definition.
-    pub fn definition(self) -> Tool {
-        Tool::new(self.name(), self.description(), self.input_schema())
-            .with_title(self.title())
-            .with_raw_output_schema(self.output_schema())
-            .with_annotations(self.annotations())
+    /// The MCP tool definition, listed under `naming`; its `_meta` names the
+    /// canonical name either way.
+    pub fn definition(self, naming: ToolNames) -> Tool {
+        let mut meta = JsonObject::new();
+        meta.insert(CANONICAL_NAME_META.into(), Value::from(self.name()));
+        Tool::new(
+            self.listed_name(naming),
+            self.description(),
+            self.input_schema(),
+        )
+        .with_title(self.title())
+        .with_raw_output_schema(self.output_schema())
+        .with_annotations(self.annotations())
+        .with_meta(rmcp::model::MetaObject(meta))
     }
 }
 

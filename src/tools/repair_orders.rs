@@ -251,7 +251,7 @@ fn not_found(dealership_id: &str) -> ToolError {
         "The dealership's DMS has no repair order with this number or id.",
     )
     .with_next_tool_call(
-        "service.list_repair_orders",
+        "service_list_repair_orders",
         json!({ "dealership_id": dealership_id }),
         "List recent repair orders to find the right one.",
     )

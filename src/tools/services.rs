@@ -104,7 +104,7 @@ pub fn unsupported(domain: Domain) -> ToolError {
         ),
     )
     .with_next_tool_call(
-        "dealership.list",
+        "dealership_list",
         serde_json::json!({}),
         "See which domains each dealership offers.",
     )

@@ -186,7 +186,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "inventory.facets",
         title: "Count inventory by attribute",
-        description: "Count a dealership's vehicles for sale by make, model, trim, year, body, condition, fuel, transmission, drivetrain, exterior color and status, with price, mileage and year ranges; takes the same filters as inventory.search.",
+        description: "Count a dealership's vehicles for sale by make, model, trim, year, body, condition, fuel, transmission, drivetrain, exterior color and status, with price, mileage and year ranges; takes the same filters as inventory_search.",
         domain: Some(Domain::Inventory),
         class: ToolClass::Read,
         staff_scope: None,
@@ -265,7 +265,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "service.book_appointment",
         title: "Book a service appointment",
-        description: "Book a service appointment in the dealership's scheduler: service codes from its menu, the customer's vehicle (vin, vehicle_id, or year/make/model), a start (RFC 3339 with offset, e.g. a start from service.check_availability), the customer (names, email and/or E.164 phone) and their consent (consent.scope [\"service_appointment\"]). Answers status booked or waitlisted with an appointment_id; proposed with proposed_times when the start is outside the service department's opening hours (nothing is booked); requested when the scheduler cannot book through the bridge and the request went to the dealership as a lead. A taken slot answers service.slot_unavailable with the next open slots. Pass an idempotency_key to make retries safe; dry_run validates, checks that the start is an open slot right now, and books nothing.",
+        description: "Book a service appointment in the dealership's scheduler: service codes from its menu, the customer's vehicle (vin, vehicle_id, or year/make/model), a start (RFC 3339 with offset, e.g. a start from service_check_availability), the customer (names, email and/or E.164 phone) and their consent (consent.scope [\"service_appointment\"]). Answers status booked or waitlisted with an appointment_id; proposed with proposed_times when the start is outside the service department's opening hours (nothing is booked); requested when the scheduler cannot book through the bridge and the request went to the dealership as a lead. A taken slot answers service.slot_unavailable with the next open slots. Pass an idempotency_key to make retries safe; dry_run validates, checks that the start is an open slot right now, and books nothing.",
         domain: Some(Domain::Service),
         class: ToolClass::Write,
         staff_scope: None,
@@ -278,7 +278,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "service.cancel_appointment",
         title: "Cancel a service appointment",
-        description: "Cancel a service appointment you booked, by the appointment_id service.book_appointment answered; the slot is freed. Cancelling an already cancelled appointment succeeds again. An unknown id, another agent's booking or one not made through the bridge answers service.appointment_not_found. dry_run checks that you may cancel it and cancels nothing.",
+        description: "Cancel a service appointment you booked, by the appointment_id service_book_appointment answered; the slot is freed. Cancelling an already cancelled appointment succeeds again. An unknown id, another agent's booking or one not made through the bridge answers service.appointment_not_found. dry_run checks that you may cancel it and cancels nothing.",
         domain: Some(Domain::Service),
         class: ToolClass::Write,
         staff_scope: Some(Scope::ServiceStaff),
@@ -304,7 +304,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "service.list_repair_orders",
         title: "List repair orders",
-        description: "List a dealership's repair orders, newest activity first, optionally only some statuses (open, in_progress, closed), for one VIN, and within a date range (YYYY-MM-DD, inclusive, dealership time zone; default the last 30 days, at most 92; closed orders count on the day they closed, others on the day they opened). Each order is shown as in service.get_repair_order. Pass next_cursor back as cursor for the next page.",
+        description: "List a dealership's repair orders, newest activity first, optionally only some statuses (open, in_progress, closed), for one VIN, and within a date range (YYYY-MM-DD, inclusive, dealership time zone; default the last 30 days, at most 92; closed orders count on the day they closed, others on the day they opened). Each order is shown as in service_get_repair_order. Pass next_cursor back as cursor for the next page.",
         domain: Some(Domain::RepairOrders),
         class: ToolClass::Read,
         staff_scope: None,

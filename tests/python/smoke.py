@@ -31,10 +31,10 @@ from mcp.client.streamable_http import streamable_http_client
 
 GROUP_TOKEN = "demo-token-group"
 EXPECTED_TOOLS = {
-    "dealership.list", "dealership.get", "inventory.search", "inventory.get", "inventory.facets",
-    "leads.create", "leads.get", "leads.list", "deals.request_trade_value",
-    "service.check_availability", "service.book_appointment", "service.cancel_appointment",
-    "service.get_repair_order", "service.list_repair_orders",
+    "dealership_list", "dealership_get", "inventory_search", "inventory_get", "inventory_facets",
+    "leads_create", "leads_get", "leads_list", "deals_request_trade_value",
+    "service_check_availability", "service_book_appointment", "service_cancel_appointment",
+    "service_get_repair_order", "service_list_repair_orders",
 }
 EXPECTED_PROTOCOL = "2025-11-25"
 CHECK_TIMEOUT_S = 60
@@ -71,7 +71,7 @@ async def search_used(session: ClientSession, cursor: str | None = None) -> dict
     args: dict[str, Any] = {"dealership_id": "demo-feed", "filters": {"condition": ["used"]}, "limit": 5}
     if cursor is not None:
         args["cursor"] = cursor
-    result = await session.call_tool("inventory.search", args)
+    result = await session.call_tool("inventory_search", args)
     check(not result.is_error, f"inventory.search returned isError: {result.content}")
     return structured(result)
 
@@ -129,7 +129,7 @@ async def http_search_and_cursor(url: str) -> None:
 
 async def http_get_bad_vin(url: str) -> None:
     async with http_session(url, GROUP_TOKEN) as session:
-        result = await session.call_tool("inventory.get", {"dealership_id": "demo-feed", "vin": "NOT-A-VIN"})
+        result = await session.call_tool("inventory_get", {"dealership_id": "demo-feed", "vin": "NOT-A-VIN"})
         check(result.is_error is True, "inventory.get with a bad VIN did not set isError")
         error = structured(result).get("error", {})
         print(f"    error: {error.get('code')} (retryable={error.get('retryable')}): {error.get('message')}")
@@ -146,7 +146,7 @@ async def http_repair_order_with_progress(url: str) -> None:
             reports.append((progress, message))
 
         result = await session.call_tool(
-            "service.get_repair_order", {"dealership_id": "demo-cdk", "ro_number": "60102"},
+            "service_get_repair_order", {"dealership_id": "demo-cdk", "ro_number": "60102"},
             progress_callback=on_progress,
         )
         check(not result.is_error, f"service.get_repair_order returned isError: {result.content}")
@@ -163,7 +163,7 @@ async def http_anonymous_tools_list(url: str) -> None:
         tools = await session.list_tools()
         names = [t.name for t in tools.tools]
         print(f"    anonymous tools: {', '.join(names)}")
-        check("inventory.search" in names, "the anonymous caller cannot see inventory.search")
+        check("inventory_search" in names, "the anonymous caller cannot see inventory.search")
 
 
 async def http_default_client_mode(url: str) -> None:
@@ -204,6 +204,7 @@ async def stdio_session_checks(params: StdioServerParameters, errlog: Any) -> No
         tools = await session.list_tools()
         names = {t.name for t in tools.tools}
         check(names == EXPECTED_TOOLS, f"stdio tools {sorted(names)}")
+        # By the canonical (AutomotiveMCP) name: an unlisted alias that still answers.
         result = await session.call_tool(
             "inventory.search", {"dealership_id": "demo-feed", "filters": {"condition": ["used"]}, "limit": 5}
         )

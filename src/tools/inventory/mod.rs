@@ -131,7 +131,7 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Handled {
             "This vehicle has been sold or withdrawn and is no longer available.",
         )
         .with_next_tool_call(
-            "inventory.search",
+            "inventory_search",
             search_again,
             "Search for similar vehicles that are available.",
         )
@@ -141,7 +141,7 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Handled {
             "This dealership has no vehicle with that identifier.",
         )
         .with_next_tool_call(
-            "inventory.search",
+            "inventory_search",
             search_again,
             "Search the dealership's inventory to find the vehicle's id.",
         )

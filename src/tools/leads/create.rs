@@ -317,7 +317,7 @@ async fn enrich_vehicle(
             ),
             vec![Warning {
                 code: ErrorCode::InventoryVehicleUnavailable.as_str().to_owned(),
-                message: "The vehicle of interest has been sold and is no longer available. The lead was still sent: the dealership can offer similar vehicles (inventory.search finds the ones for sale).".into(),
+                message: "The vehicle of interest has been sold and is no longer available. The lead was still sent: the dealership can offer similar vehicles (inventory_search finds the ones for sale).".into(),
             }],
         )),
         Lookup::NotFound if matches!(unit, UnitRef::Id(_)) => {

@@ -268,7 +268,7 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Handled {
             "This dealership has no lead with that id that you sent through the bridge.",
         )
         .with_next_tool_call(
-            "leads.list",
+            "leads_list",
             json!({ "dealership_id": args.dealership_id }),
             "List the leads taken for this dealership.",
         )

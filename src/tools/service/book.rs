@@ -176,7 +176,7 @@ impl Answer<'_> {
         let name = &self.dealership.profile.name;
         let message = if proposed_times.is_empty() {
             format!(
-                "The time is outside {name}'s service hours and nothing was booked; find an open time with service.check_availability."
+                "The time is outside {name}'s service hours and nothing was booked; find an open time with service_check_availability."
             )
         } else {
             format!(

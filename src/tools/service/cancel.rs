@@ -115,5 +115,5 @@ fn not_found() -> ToolError {
         ErrorCode::ServiceAppointmentNotFound,
         "There is no appointment with that id that you booked through the bridge; nothing was cancelled.",
     )
-    .with_hint("Check the appointment_id that service.book_appointment answered you.")
+    .with_hint("Check the appointment_id that service_book_appointment answered you.")
 }

@@ -31,7 +31,7 @@ pub async fn request_as_lead(
             ErrorCode::CapabilityUnsupported,
             "This dealership's scheduler cannot book through the bridge, and the dealership takes no leads through it either.",
         )
-        .with_hint("Give the customer the dealership's service phone number from dealership.get.").into());
+        .with_hint("Give the customer the dealership's service phone number from dealership_get.").into());
     }
     let lead = lead_args(args, vehicle, codes);
     let created = crate::tools::leads::create(ctx, lead).await?;

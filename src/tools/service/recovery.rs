@@ -60,14 +60,14 @@ pub(super) async fn slot_taken(
         arguments["from"] = json!((to + Duration::days(1)).to_string());
         arguments["to"] = json!((to + Duration::days(14)).to_string());
         return error.with_next_tool_call(
-            "service.check_availability",
+            "service_check_availability",
             arguments,
             "No open slots in the following week: look further ahead.",
         );
     };
     arguments["start"] = json!(first.start);
     let mut error = error.with_next_tool_call(
-        "service.book_appointment",
+        "service_book_appointment",
         arguments,
         "Offer the customer one of recovery.slots; book it with the same customer, consent and comment.",
     );
