@@ -75,22 +75,22 @@ async fn tools_list_shows_only_what_the_caller_can_use() {
             .collect::<Vec<_>>()
     };
     let reads = [
-        "dealership.list",
-        "dealership.get",
-        "inventory.search",
-        "inventory.get",
-        "inventory.facets",
+        "dealership_list",
+        "dealership_get",
+        "inventory_search",
+        "inventory_get",
+        "inventory_facets",
     ];
     let leads = [
-        "leads.create",
-        "leads.get",
-        "leads.list",
-        "deals.request_trade_value",
-        "service.check_availability",
-        "service.book_appointment",
-        "service.cancel_appointment",
-        "service.get_repair_order",
-        "service.list_repair_orders",
+        "leads_create",
+        "leads_get",
+        "leads_list",
+        "deals_request_trade_value",
+        "service_check_availability",
+        "service_book_appointment",
+        "service_cancel_appointment",
+        "service_get_repair_order",
+        "service_list_repair_orders",
     ];
     let all: Vec<&str> = reads.iter().chain(&leads).copied().collect();
     for token in ["demo-token-group", "demo-token-cdk"] {
@@ -110,7 +110,7 @@ async fn tools_list_shows_only_what_the_caller_can_use() {
     let client = connect(&bridge.url, Some("other-token")).await;
     assert_eq!(
         names(client.list_all_tools().await.unwrap()),
-        ["dealership.list", "dealership.get"]
+        ["dealership_list", "dealership_get"]
     );
 }
 
@@ -139,7 +139,7 @@ async fn a_token_never_reads_another_dealership() {
         assert_eq!(error["code"], "auth.forbidden", "{tool} {args}");
         assert_eq!(
             error["recovery"]["next_tool_call"]["name"],
-            "dealership.list"
+            "dealership_list"
         );
         // No data leaks alongside the error.
         let text = serde_json::to_string(&result).unwrap();

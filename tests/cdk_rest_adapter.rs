@@ -603,7 +603,7 @@ async fn deleted_and_sold_units_are_never_listed_and_get_says_unavailable() {
         assert_eq!(error["retryable"], false, "{vin}");
         assert_eq!(error["details"]["aap_code"], "VEHICLE_UNAVAILABLE", "{vin}");
         assert_eq!(
-            error["recovery"]["next_tool_call"]["name"], "inventory.search",
+            error["recovery"]["next_tool_call"]["name"], "inventory_search",
             "{vin}"
         );
         assert_eq!(
@@ -638,7 +638,7 @@ async fn unknown_vin_is_not_found() {
     assert_eq!(error["details"]["aap_code"], "VEHICLE_NOT_FOUND");
     assert_eq!(
         error["recovery"]["next_tool_call"]["name"],
-        "inventory.search"
+        "inventory_search"
     );
     assert_eq!(
         error["recovery"]["next_tool_call"]["arguments"]["dealership_id"],

@@ -105,7 +105,7 @@ async fn no_data_from_the_provider_is_trade_value_unavailable() {
     .await);
     assert_eq!(error["code"], "deals.trade_value_unavailable");
     assert_eq!(error["retryable"], false);
-    assert_eq!(error["recovery"]["next_tool_call"]["name"], "leads.create");
+    assert_eq!(error["recovery"]["next_tool_call"]["name"], "leads_create");
 }
 
 #[tokio::test]

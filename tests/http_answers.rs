@@ -85,7 +85,7 @@ async fn fresh_and_cached_results_match_what_rmcp_serializes() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["name"] == "inventory.search")
+        .find(|t| t["name"] == "inventory_search")
         .unwrap();
     let validator = jsonschema::validator_for(&search["outputSchema"]).unwrap();
     let problems: Vec<String> = validator

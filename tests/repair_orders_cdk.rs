@@ -340,7 +340,7 @@ async fn gets_one_order_by_number_or_id_and_says_when_there_is_none() {
     assert_eq!(missing["retryable"], false);
     assert_eq!(
         missing["recovery"]["next_tool_call"]["name"],
-        "service.list_repair_orders"
+        "service_list_repair_orders"
     );
 }
 

@@ -288,7 +288,7 @@ async fn a_taken_slot_is_slot_unavailable_with_open_slots_to_offer() {
     let offered: Vec<&str> = slots.iter().map(|s| s["start"].as_str().unwrap()).collect();
     assert_eq!(offered, fixture_starts[..5]);
     let next = &error["recovery"]["next_tool_call"];
-    assert_eq!(next["name"], "service.book_appointment");
+    assert_eq!(next["name"], "service_book_appointment");
     assert_eq!(next["arguments"]["start"], offered[0]);
     assert_eq!(next["arguments"]["vin"], "1hgcm82633a004352");
     assert!(next["arguments"].get("customer").is_none());

@@ -38,6 +38,7 @@ use serde_json::{Value, json};
 /// JSON-RPC 2.0 error codes answered here.
 const PARSE_ERROR: i32 = -32700;
 const INVALID_REQUEST: i32 = -32600;
+const METHOD_NOT_FOUND: i32 = -32601;
 const INVALID_PARAMS: i32 = -32602;
 
 /// The MCP request methods rmcp knows. rmcp reads a request whose params do not
@@ -285,11 +286,38 @@ pub async fn read_jsonrpc(
         }
         Ok(Ok(bytes)) => bytes,
     };
+    if let Some(refusal) = removed_in_this_era(&parts.headers, &bytes) {
+        return refusal;
+    }
     if let Some(refusal) = check_message(&bytes) {
         return refusal;
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// 404 with -32601 for a method the request's own protocol revision removed
+/// (see [`super::era`]).
+fn removed_in_this_era(headers: &HeaderMap, bytes: &[u8]) -> Option<Response> {
+    if !super::era::may_be_stateless_era(headers, bytes) {
+        return None;
+    }
+    let value = serde_json::from_slice::<Value>(bytes).ok()?;
+    if !super::era::removed_method(headers, &value) {
+        return None;
+    }
+    let id = serde_json::from_value::<RequestId>(value.get("id")?.clone()).ok();
+    let method = value
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Some(jsonrpc_error(
+        StatusCode::NOT_FOUND,
+        id.as_ref(),
+        METHOD_NOT_FOUND,
+        &format!("Method not found: {method} (removed in MCP 2026-07-28)"),
+        None,
+    ))
 }
 
 /// The essence `application/json`, as rmcp checks it.

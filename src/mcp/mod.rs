@@ -1,6 +1,7 @@
 //! The MCP face of the gateway: an rmcp `ServerHandler` written by hand, because
 //! the tools a caller sees depend on its token, and two transports.
 
+mod era;
 mod forwarded;
 mod front;
 pub mod http;
@@ -14,10 +15,10 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -34,6 +35,11 @@ Start with dealership_list to learn the dealership_id values you may use; every 
 Money is {amount, currency} in minor units (cents); mileage is {value, unit}; timestamps are RFC 3339 with offset. \
 Errors come back as tool results with isError and a stable error.code; error.retryable says whether the same call may succeed later, \
 and error.recovery.next_tool_call suggests what to call instead.";
+
+/// How long a 2026-07-28 client may keep a list that only a new config
+/// changes (`ttlMs`). Read results keep rmcp's default of 0 (not cacheable):
+/// inventory and orders change under them.
+const CONFIG_BOUND_TTL_MS: u64 = 5 * 60 * 1000;
 
 /// One MCP server instance; per HTTP request in stateless mode, per process on stdio.
 #[derive(Clone)]
@@ -151,8 +157,9 @@ impl ServerHandler for McpServer {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        // 2026-07-28 stays off until its conformance scenarios run green against this server.
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        // Both eras from the same handlers: 2026-07-28 clients discover and
+        // send per-request metadata; older ones initialize.
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
     }
 
     async fn list_tools(
@@ -161,9 +168,11 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let principal = self.principal(&ctx)?;
-        Ok(ListToolsResult::with_all_items(
-            self.gateway.visible_tools(&principal),
-        ))
+        let mut result = ListToolsResult::with_all_items(self.gateway.visible_tools(&principal));
+        // What a caller sees depends on its token, and changes only with the config.
+        result.ttl_ms = Some(CONFIG_BOUND_TTL_MS);
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
     }
 
     async fn list_resources(
@@ -172,10 +181,12 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let principal = self.principal(&ctx)?;
-        Ok(ListResourcesResult::with_all_items(resources::list(
-            &self.gateway,
-            &principal,
-        )))
+        let mut result =
+            ListResourcesResult::with_all_items(resources::list(&self.gateway, &principal));
+        // The caller's dealerships: per token, changing only with the config.
+        result.ttl_ms = Some(CONFIG_BOUND_TTL_MS);
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
     }
 
     async fn list_resource_templates(
@@ -183,9 +194,11 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(ListResourceTemplatesResult::with_all_items(
-            resources::templates(),
-        ))
+        let mut result = ListResourceTemplatesResult::with_all_items(resources::templates());
+        // The same for every caller, fixed in the build.
+        result.ttl_ms = Some(CONFIG_BOUND_TTL_MS);
+        result.cache_scope = Some(CacheScope::Public);
+        Ok(result)
     }
 
     async fn read_resource(

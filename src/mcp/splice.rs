@@ -34,7 +34,9 @@ use serde_json::Value;
 
 use crate::contract::Payload;
 
-/// The placeholders' text, and the same as JSON strings (as they appear in an answer).
+/// The placeholders' text, and the same as they appear in an answer: the
+/// structured one as a one-key object (rmcp drops structured content that is
+/// not an object for peers older than 2026-07-28), the text one as a string.
 struct Markers {
     structured: String,
     text: String,
@@ -47,7 +49,7 @@ static MARKERS: LazyLock<Markers> = LazyLock::new(|| {
     let structured = format!("dms-bridge-splice-{nonce}-structured");
     let text = format!("dms-bridge-splice-{nonce}-text");
     Markers {
-        structured_json: format!("\"{structured}\""),
+        structured_json: format!("{{\"{structured}\":0}}"),
         text_json: format!("\"{text}\""),
         structured,
         text,
@@ -65,10 +67,9 @@ impl SpliceSlot {
         if let Ok(mut slot) = self.0.lock() {
             *slot = Some(payload);
         }
-        (
-            Value::String(MARKERS.structured.clone()),
-            MARKERS.text.clone(),
-        )
+        let mut structured = serde_json::Map::new();
+        structured.insert(MARKERS.structured.clone(), Value::from(0));
+        (Value::Object(structured), MARKERS.text.clone())
     }
 
     fn take(&self) -> Option<Payload> {

@@ -47,8 +47,16 @@ const FIXTURE_TODAY: Option<chrono::NaiveDate> = chrono::NaiveDate::from_ymd_opt
 
 /// Days from the fixtures' "today" to the real one: the mocks move the fixtures'
 /// dates by this much so their orders are always recent.
+///
+/// "Today" is the date in Chicago, where the demo's service departments
+/// (demo-cdk, demo-tekion) are: the bridge reads repair-order date ranges in
+/// the dealership's zone, and from midnight UTC until midnight in Chicago the
+/// UTC date would put the newest order on a day that has not come there yet.
 fn days_since_fixtures() -> i64 {
-    FIXTURE_TODAY.map_or(0, |f| (chrono::Utc::now().date_naive() - f).num_days())
+    let today = chrono::Utc::now()
+        .with_timezone(&chrono_tz::America::Chicago)
+        .date_naive();
+    FIXTURE_TODAY.map_or(0, |f| (today - f).num_days())
 }
 
 /// Mock upstreams running on loopback.
