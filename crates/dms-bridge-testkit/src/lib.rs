@@ -29,6 +29,7 @@ pub mod mock_opentrack;
 pub mod mock_smtp;
 pub mod mock_tekion;
 pub mod mock_xtime;
+pub mod oauth;
 mod xml;
 
 use std::collections::BTreeMap;
