@@ -452,6 +452,79 @@ async fn a_metadata_document_naming_another_client_id_is_refused() {
     assert!(pairs.is_none());
 }
 
+/// Asks for a code for a metadata document client: the status.
+async fn authorize_document_client(h: &Harness, client_id: &str) -> StatusCode {
+    let (_, challenge) = pkce("doc");
+    let (status, _) = h
+        .authorize(&[
+            ("response_type", "code"),
+            ("client_id", client_id),
+            ("redirect_uri", REDIRECT),
+            ("code_challenge", &challenge),
+            ("code_challenge_method", "S256"),
+        ])
+        .await;
+    status
+}
+
+#[tokio::test]
+async fn a_metadata_document_past_the_size_cap_is_refused() {
+    let h = start_with(|c| c.metadata_max_bytes = 1024).await;
+    let small = serve_metadata_document(
+        |url| json!({ "client_id": url, "redirect_uris": [REDIRECT], "padding": "x".repeat(500) }),
+        h.cancel.clone(),
+    )
+    .await;
+    assert_eq!(
+        authorize_document_client(&h, &small).await,
+        StatusCode::FOUND
+    );
+    let large = serve_metadata_document(
+        |url| json!({ "client_id": url, "redirect_uris": [REDIRECT], "padding": "x".repeat(2000) }),
+        h.cancel.clone(),
+    )
+    .await;
+    assert_eq!(
+        authorize_document_client(&h, &large).await,
+        StatusCode::BAD_REQUEST
+    );
+}
+
+#[tokio::test]
+async fn a_metadata_document_that_is_slow_to_come_is_refused() {
+    let h = start_with(|c| c.metadata_timeout = Duration::from_millis(200)).await;
+    let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+    let client_id = format!("http://{}/client.json", listener.local_addr().unwrap());
+    let own = client_id.clone();
+    let app = axum::Router::new().route(
+        "/client.json",
+        axum::routing::get(move || {
+            let own = own.clone();
+            async move {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                axum::Json(json!({ "client_id": own, "redirect_uris": [REDIRECT] }))
+            }
+        }),
+    );
+    let cancel = h.cancel.clone();
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { cancel.cancelled().await })
+            .await
+            .unwrap();
+    });
+    let started = std::time::Instant::now();
+    assert_eq!(
+        authorize_document_client(&h, &client_id).await,
+        StatusCode::BAD_REQUEST
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 #[tokio::test]
 async fn loopback_client_ids_can_be_turned_off() {
     let h = start_with(|c| c.loopback_client_ids = false).await;
@@ -832,6 +905,24 @@ async fn the_oldest_clients_are_forgotten_past_the_cap() {
         ])
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn the_oldest_codes_are_forgotten_past_the_cap() {
+    let h = start_with(|c| c.max_codes = 2).await;
+    let client_id = h.register(&[REDIRECT]).await;
+    let first = h.code(&client_id, REDIRECT, "codes", &[]).await;
+    let second = h.code(&client_id, REDIRECT, "codes", &[]).await;
+    let third = h.code(&client_id, REDIRECT, "codes", &[]).await;
+    let (status, body) = h.redeem(&client_id, &first, REDIRECT, "codes").await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
+    for code in [second, third] {
+        let (status, body) = h.redeem(&client_id, &code, REDIRECT, "codes").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
 }
 
 #[tokio::test]
