@@ -105,9 +105,12 @@ async fn rmcps_oauth_client_signs_in_and_refreshes() {
     let manager = state.into_authorization_manager().unwrap();
     let token = manager.get_access_token().await.unwrap();
     let claims = verify(&http, &auth, &token, &resource).await;
-    assert_eq!(claims.sub, "demo-cdk");
+    assert_eq!(claims.sub, "demo-group");
     assert_eq!(claims.scope, "amcp:inventory:read amcp:leads:write");
-    assert_eq!(claims.amcp_dealerships, ["demo-cdk"]);
+    assert_eq!(
+        claims.amcp_dealerships,
+        ["demo-cdk", "demo-feed", "demo-tekion"]
+    );
 
     manager.refresh_token().await.unwrap();
     let refreshed = manager.get_access_token().await.unwrap();

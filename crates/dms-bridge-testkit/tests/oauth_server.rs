@@ -298,7 +298,7 @@ async fn a_registered_client_gets_a_token_that_verifies_against_the_jwks() {
             ("code_challenge_method", "S256"),
             ("state", "xyz 1"),
             ("resource", OTHER_RESOURCE),
-            ("login_hint", "demo-group"),
+            ("login_hint", "demo-cdk"),
             // leads:staff is not the user's: intersected away.
             (
                 "scope",
@@ -331,13 +331,10 @@ async fn a_registered_client_gets_a_token_that_verifies_against_the_jwks() {
     let claims = h.verify(token, OTHER_RESOURCE).await.unwrap();
     assert_eq!(claims.iss, h.server.issuer());
     assert_eq!(claims.aud, OTHER_RESOURCE);
-    assert_eq!(claims.sub, "demo-group");
+    assert_eq!(claims.sub, "demo-cdk");
     assert_eq!(claims.client_id, client_id);
     assert_eq!(claims.scope, "amcp:inventory:read amcp:service:write");
-    assert_eq!(
-        claims.amcp_dealerships,
-        ["demo-cdk", "demo-feed", "demo-tekion"]
-    );
+    assert_eq!(claims.amcp_dealerships, ["demo-cdk"]);
     assert_eq!(claims.exp - claims.iat, 3600);
     assert_eq!(claims.nbf, claims.iat);
     assert!(!claims.jti.is_empty());
@@ -356,8 +353,11 @@ async fn without_resource_scope_or_login_hint_the_defaults_apply() {
         .verify(body["access_token"].as_str().unwrap(), RESOURCE)
         .await
         .unwrap();
-    assert_eq!(claims.sub, "demo-cdk");
-    assert_eq!(claims.amcp_dealerships, ["demo-cdk"]);
+    assert_eq!(claims.sub, "demo-group");
+    assert_eq!(
+        claims.amcp_dealerships,
+        ["demo-cdk", "demo-feed", "demo-tekion"]
+    );
     assert_eq!(
         claims.scope,
         "amcp:inventory:read amcp:leads:read amcp:leads:write amcp:deals:read amcp:service:read amcp:service:write"
@@ -729,7 +729,7 @@ async fn refresh_tokens_rotate_and_each_is_usable_once() {
     let h = start().await;
     let client_id = h.register(&[REDIRECT]).await;
     let code = h
-        .code(&client_id, REDIRECT, "rot", &[("login_hint", "demo-group")])
+        .code(&client_id, REDIRECT, "rot", &[("login_hint", "demo-cdk")])
         .await;
     let (_, first) = h.redeem(&client_id, &code, REDIRECT, "rot").await;
     let old = first["refresh_token"].as_str().unwrap();
@@ -748,7 +748,7 @@ async fn refresh_tokens_rotate_and_each_is_usable_once() {
         .verify(second["access_token"].as_str().unwrap(), RESOURCE)
         .await
         .unwrap();
-    assert_eq!(claims.sub, "demo-group");
+    assert_eq!(claims.sub, "demo-cdk");
 
     let (status, body) = h
         .token(&[

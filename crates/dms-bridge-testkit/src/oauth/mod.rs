@@ -84,16 +84,17 @@ impl DemoUser {
         }
     }
 
-    /// The demo's two users, mirroring its static tokens: `demo-cdk` (the
-    /// default, for demo-cdk only) and `demo-group` (all three dealerships).
+    /// The demo's two users, mirroring its static tokens: `demo-group` (the
+    /// default, all three dealerships, like the token the demo's banner
+    /// suggests) and `demo-cdk` (demo-cdk only).
     pub fn defaults() -> Vec<DemoUser> {
         vec![
-            DemoUser::new("demo-cdk", ["demo-cdk"], DEFAULT_USER_SCOPES),
             DemoUser::new(
                 "demo-group",
                 ["demo-cdk", "demo-feed", "demo-tekion"],
                 DEFAULT_USER_SCOPES,
             ),
+            DemoUser::new("demo-cdk", ["demo-cdk"], DEFAULT_USER_SCOPES),
         ]
     }
 }
