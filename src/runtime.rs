@@ -22,7 +22,7 @@ use crate::config::{
 };
 use crate::contract::cursor::CursorCodec;
 use crate::contract::{DealershipGrant, Principal, Scope};
-use crate::gateway::auth::Authenticator;
+use crate::gateway::auth::{Authenticator, OAuthVerifier};
 use crate::gateway::cache::ReadCache;
 use crate::gateway::limits::CallerLimits;
 use crate::gateway::{Gateway, GatewayParts};
@@ -294,13 +294,32 @@ fn build_auth(config: &Config, base: &Path, errors: &mut Vec<ConfigError>) -> Au
             },
         ));
     }
+    // With sign-in on, only where the operator keeps anonymous callers.
+    let anonymous_allowed = config.oauth.as_ref().is_none_or(|o| o.allow_anonymous);
     let anonymous: BTreeSet<String> = config
         .dealerships
         .iter()
-        .filter(|d| d.anonymous_inventory)
+        .filter(|d| anonymous_allowed && d.anonymous_inventory)
         .map(|d| d.id.clone())
         .collect();
-    Authenticator::new(tokens, anonymous)
+    Authenticator::new(tokens, anonymous, build_oauth(config, errors))
+}
+
+/// The OAuth verifier; it fetches nothing until the first token arrives.
+fn build_oauth(config: &Config, errors: &mut Vec<ConfigError>) -> Option<OAuthVerifier> {
+    let oauth = config.oauth.as_ref()?;
+    // Redirects are not followed: a key set must come from where the issuer says.
+    let http = reqwest::Client::builder()
+        .timeout(oauth.jwks_timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build();
+    match http {
+        Ok(http) => Some(OAuthVerifier::new(oauth, http)),
+        Err(e) => {
+            errors.push(ConfigError::new("oauth", format!("HTTP client: {e}")));
+            None
+        }
+    }
 }
 
 /// Builds one upstream for one dealership; problems go to `errors`.

@@ -816,3 +816,48 @@ forwarded_header = "forwarded"
     );
     from_toml_str(&toml).unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn oauth_problems_are_all_listed_with_their_paths() {
+    let toml = valid_config()
+        + r#"
+[oauth]
+resource = "http://bridge.example.com/api#frag"
+issuer = "not a url"
+jwks_uri = "ftp://keys.example.com/jwks"
+scopes_claim = " "
+jwks_timeout = "0s"
+grants = [
+  { subject = "auth0|1", client_id = "c1", dealerships = ["acme"] },
+  { subject = "auth0|2", dealerships = ["nowhere"] },
+]
+"#;
+    assert_problems(
+        &check(&toml),
+        &[
+            ("oauth.resource", "must use https"),
+            ("oauth.resource", "no fragment"),
+            ("oauth.resource", "is not server.path"),
+            ("oauth.issuer", "is not a URL"),
+            ("oauth.jwks_uri", "scheme \"ftp\""),
+            ("oauth.scopes_claim", "must not be blank"),
+            ("oauth.jwks_timeout", "longer than zero"),
+            ("oauth.grants[0]", "exactly one of subject and client_id"),
+            (
+                "oauth.grants[1].dealerships[0]",
+                "no dealership with id \"nowhere\"",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn a_loopback_oauth_setup_is_ok_and_unknown_keys_are_refused() {
+    let ok = valid_config()
+        + "\n[oauth]\nresource = \"http://127.0.0.1:8787/mcp\"\nissuer = \"http://127.0.0.1:9400\"\n";
+    assert_ok(&check(&ok), "1 dealership(s), 1 upstream(s), 1 token(s)");
+    let typo = ok + "issuer_url = \"http://127.0.0.1:9400\"\n";
+    let outcome = check(&typo);
+    assert_eq!(outcome.code, 2, "{outcome:?}");
+    assert!(outcome.stderr.contains("issuer_url"), "{outcome:?}");
+}

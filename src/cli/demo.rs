@@ -31,6 +31,23 @@ pub fn render<'a>(
         })
 }
 
+/// The demo's `[oauth]` section: tokens from the demo authorization server
+/// at `issuer`, for the MCP endpoint at `listen` (a loopback address).
+/// Callers without a token keep the demo's anonymous inventory unless
+/// `require_sign_in`.
+pub fn oauth_section(issuer: &str, listen: SocketAddr, require_sign_in: bool) -> String {
+    let allow_anonymous = !require_sign_in;
+    format!(
+        "\n[oauth]\n\
+         allow_anonymous = {allow_anonymous}\n\
+         resource = \"http://{listen}/mcp\"\n\
+         issuer = \"{issuer}\"\n\
+         dealerships_claim = \"amcp_dealerships\"\n\
+         scopes_claim = \"scope\"\n\
+         resource_name = \"dms-bridge demo\"\n"
+    )
+}
+
 /// [`render`], parsed and validated.
 pub fn config<'a>(
     addresses: impl IntoIterator<Item = (&'a str, String)>,
@@ -46,11 +63,13 @@ mod with_mocks {
     use std::time::Duration;
 
     use anyhow::Context;
+    use dms_bridge_testkit::oauth::{DemoAuthServer, DemoUser};
     use dms_bridge_testkit::{MockUpstreams, start_mocks};
     use tokio_util::sync::CancellationToken;
 
-    use super::config;
+    use super::{oauth_section, render};
     use crate::cli::serve;
+    use crate::config::from_toml_str;
 
     /// Starts the mocks and serves the bridge against them until interrupted.
     pub async fn run(
@@ -58,25 +77,86 @@ mod with_mocks {
         stdio: bool,
         latency: Duration,
         no_cache: bool,
+        require_sign_in: bool,
     ) -> anyhow::Result<()> {
         let cancel = CancellationToken::new();
         let mocks = start_mocks(latency, &cancel)
             .await
             .context("starting the mock upstreams")?;
-        let mut cfg =
-            config(mocks.addresses(), listen).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
+        let sign_in = start_sign_in(listen, stdio, &cancel).await?;
+        let mut toml = render(mocks.addresses(), listen);
+        if let Some(auth) = &sign_in {
+            toml.push_str(&oauth_section(auth.issuer(), listen, require_sign_in));
+        } else if require_sign_in {
+            anyhow::bail!(
+                "--require-sign-in needs HTTP on a fixed loopback address (--listen 127.0.0.1:PORT)"
+            );
+        }
+        let mut cfg = from_toml_str(&toml).map_err(|e| anyhow::anyhow!("demo config: {e}"))?;
         cfg.cache.enabled = !no_cache;
         // The demo's store (audit records, leads) lives in a temporary file, removed at exit:
         // on disk so a long demo or a load test does not grow the process's memory.
         let store = std::env::temp_dir().join(format!("dms-bridge-demo-{}.db", std::process::id()));
         cfg.store.url = format!("sqlite://{}", store.display());
-        let banner = banner(&mocks, listen, stdio);
+        let mut banner = banner(&mocks, listen, stdio);
+        banner.push_str(&sign_in_banner(
+            sign_in.as_ref(),
+            listen,
+            stdio,
+            require_sign_in,
+        ));
         let result = Box::pin(serve(&cfg, Path::new("."), stdio, Some(banner))).await;
         cancel.cancel();
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", store.display()));
         }
         result
+    }
+
+    /// The demo authorization server, so hosts can sign in with OAuth. Only
+    /// over HTTP and on a known loopback port: a token names the endpoint's
+    /// URL as its audience, which port 0 or a wildcard address cannot give.
+    async fn start_sign_in(
+        listen: SocketAddr,
+        stdio: bool,
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<Option<DemoAuthServer>> {
+        if stdio || listen.port() == 0 || !listen.ip().is_loopback() {
+            return Ok(None);
+        }
+        let resource = format!("http://{listen}/mcp");
+        let auth = DemoAuthServer::start(
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+            vec![resource],
+            DemoUser::defaults(),
+            cancel.child_token(),
+        )
+        .await
+        .context("starting the demo authorization server")?;
+        Ok(Some(auth))
+    }
+
+    fn sign_in_banner(
+        auth: Option<&DemoAuthServer>,
+        listen: SocketAddr,
+        stdio: bool,
+        require_sign_in: bool,
+    ) -> String {
+        let anonymous = if require_sign_in {
+            "\n                  --require-sign-in: callers without a token get 401 (no anonymous inventory)."
+        } else {
+            "\n                  Hosts that sign in only after a 401: run with --require-sign-in."
+        };
+        match auth {
+            Some(auth) => format!(
+                "  Sign-in (OAuth 2.1): authorization server {issuer}; consent is automatic.\
+                 \n                  Users: demo-group (the default: all three dealerships), demo-cdk\
+                 \n                  (login_hint=demo-cdk). Try: claude mcp add --transport http dealerships http://{listen}/mcp{anonymous}\n",
+                issuer = auth.issuer()
+            ),
+            None if stdio => String::new(),
+            None => "  Sign-in (OAuth 2.1): off; the demo signs in only on a fixed loopback address (--listen 127.0.0.1:PORT).\n".to_owned(),
+        }
     }
 
     fn banner(mocks: &MockUpstreams, listen: SocketAddr, stdio: bool) -> String {
@@ -135,6 +215,7 @@ mod without_mocks {
         _stdio: bool,
         _latency: Duration,
         _no_cache: bool,
+        _require_sign_in: bool,
     ) -> anyhow::Result<()> {
         anyhow::bail!(
             "this dms-bridge was built without the demo (cargo feature `demo`, on by \

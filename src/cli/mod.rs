@@ -51,6 +51,11 @@ pub enum Command {
         /// Turn the read cache off (for benchmarks of the uncached path).
         #[arg(long, hide = true)]
         no_cache: bool,
+        /// Refuse callers without a token (401 pointing at the demo's
+        /// authorization server), so hosts that sign in only after a 401
+        /// (Claude Code, claude.ai, ChatGPT) start the OAuth sign-in.
+        #[arg(long)]
+        require_sign_in: bool,
     },
     /// Run the bridge from a TOML config file.
     Serve {
@@ -96,9 +101,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             stdio,
             upstream_latency_ms,
             no_cache,
+            require_sign_in,
         } => {
             let latency = Duration::from_millis(upstream_latency_ms);
-            Box::pin(demo::run(listen, stdio, latency, no_cache)).await
+            Box::pin(demo::run(listen, stdio, latency, no_cache, require_sign_in)).await
         }
         Command::Serve { config, stdio } => {
             let cfg = config::load_file(&config).map_err(|e| anyhow::anyhow!("{e}"))?;

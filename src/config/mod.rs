@@ -11,6 +11,7 @@ mod cidr;
 mod gateway;
 mod leads;
 mod load;
+mod oauth;
 mod secret;
 mod soap;
 mod validate;
@@ -28,6 +29,7 @@ pub use gateway::{
 };
 pub use leads::{AdfEmailConfig, AdfHttpConfig, DeliveryConfig, LeadsConfig, SmtpTls};
 pub use load::{ConfigError, ConfigErrors, from_toml_str, load_file};
+pub use oauth::{OAuthConfig, OAuthGrant};
 pub use secret::{SecretSource, resolve_secret};
 pub use soap::SoapUpstreamConfig;
 
@@ -59,6 +61,10 @@ pub struct Config {
     /// Bearer tokens callers present.
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
+    /// OAuth 2.1 sign-in (ChatGPT and claude.ai connectors, and any host
+    /// that signs in); static tokens keep working beside it.
+    #[serde(default)]
+    pub oauth: Option<OAuthConfig>,
 }
 
 /// The MCP endpoint and the HTTP server in front of it.

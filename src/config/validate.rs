@@ -46,6 +46,7 @@ impl Config {
             self.validate_token(&path, t, &mut errors);
         }
         super::leads::validate(self, &mut errors);
+        super::oauth::validate(self, &mut errors);
         errors
     }
 

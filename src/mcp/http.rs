@@ -59,6 +59,8 @@ impl HttpSettings {
 #[derive(Debug, Clone)]
 pub struct HttpCaller {
     pub principal: Arc<Principal>,
+    /// Signed in with an OAuth access token (not a static token, not anonymous).
+    pub signed_in: bool,
     pub client_ip: Option<IpAddr>,
     /// From the `traceparent` header, if valid.
     pub trace: Option<TraceContext>,
@@ -107,6 +109,10 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         .nest_service(&settings.path, mcp)
         .layer(middleware::from_fn(super::splice::splice_answers))
         .layer(middleware::from_fn_with_state(
+            gateway.clone(),
+            super::oauth::require_tool_scope,
+        ))
+        .layer(middleware::from_fn_with_state(
             front.clone(),
             front::read_jsonrpc,
         ))
@@ -115,7 +121,10 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
             front,
             front::check_host_and_origin,
         ));
+    let [metadata_root, metadata_for_path] = super::oauth::metadata_paths(&settings.path);
     Router::new()
+        .route(&metadata_root, get(super::oauth::metadata))
+        .route(&metadata_for_path, get(super::oauth::metadata))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -144,18 +153,29 @@ async fn authenticate(
         .headers()
         .get(header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or_default().to_owned());
-    let principal = match presented {
-        None => gateway.authenticator().anonymous(),
+    let caller = match presented {
+        None => gateway
+            .authenticator()
+            .anonymous()
+            .map(|principal| (principal, false)),
         Some(value) => match value
             .strip_prefix("Bearer ")
             .or_else(|| value.strip_prefix("bearer "))
         {
-            Some(token) => gateway.authenticator().authenticate(token.trim()),
+            Some(token) => gateway
+                .authenticator()
+                .authenticate_bearer(token.trim())
+                .await
+                .ok()
+                .map(|a| (a.principal, a.signed_in)),
             None => None,
         },
     };
-    let Some(principal) = principal else {
-        return unauthorized(request.headers().contains_key(header::AUTHORIZATION));
+    let Some((principal, signed_in)) = caller else {
+        return unauthorized(
+            &gateway,
+            request.headers().contains_key(header::AUTHORIZATION),
+        );
     };
     let client_ip = request
         .extensions()
@@ -168,14 +188,19 @@ async fn authenticate(
         .and_then(TraceContext::from_traceparent);
     request.extensions_mut().insert(HttpCaller {
         principal,
+        signed_in,
         client_ip,
         trace,
     });
     next.run(request).await
 }
 
-fn unauthorized(token_presented: bool) -> Response {
-    let challenge = if token_presented {
+fn unauthorized(gateway: &Gateway, token_presented: bool) -> Response {
+    let signed_in_challenge = gateway
+        .authenticator()
+        .oauth()
+        .and_then(|oauth| super::oauth::challenge(oauth, token_presented));
+    let static_challenge = if token_presented {
         r#"Bearer realm="dms-bridge", error="invalid_token", error_description="The access token is not valid""#
     } else {
         r#"Bearer realm="dms-bridge""#
@@ -184,7 +209,7 @@ fn unauthorized(token_presented: bool) -> Response {
     let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
     response.headers_mut().insert(
         header::WWW_AUTHENTICATE,
-        HeaderValue::from_static(challenge),
+        signed_in_challenge.unwrap_or(HeaderValue::from_static(static_challenge)),
     );
     response
 }

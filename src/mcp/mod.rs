@@ -5,6 +5,7 @@ mod era;
 mod forwarded;
 mod front;
 pub mod http;
+mod oauth;
 mod progress;
 mod resources;
 pub mod serve;

@@ -15,6 +15,7 @@ use dms_bridge::config::from_toml_str;
 use dms_bridge::mcp::http::{HttpSettings, router};
 use dms_bridge::mcp::serve::{self, ServeSettings};
 use dms_bridge::runtime;
+use dms_bridge_testkit::oauth::{DemoAuthServer, DemoUser};
 use dms_bridge_testkit::{MockUpstreams, start_mocks};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
@@ -96,7 +97,41 @@ pub async fn with_config(toml: &str) -> Bridge {
     start(toml, CancellationToken::new()).await
 }
 
+/// The demo with OAuth sign-in through the test-kit's demo authorization
+/// server (`extra` TOML appended, e.g. more `[oauth]` keys go in `oauth_extra`).
+pub async fn demo_signed_in(oauth_extra: &str) -> (Bridge, DemoAuthServer) {
+    let cancel = CancellationToken::new();
+    let mocks = start_mocks(std::time::Duration::ZERO, &cancel)
+        .await
+        .expect("mocks");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let auth = DemoAuthServer::start(
+        "127.0.0.1:0".parse().unwrap(),
+        vec![format!("http://{addr}/mcp")],
+        DemoUser::defaults(),
+        cancel.child_token(),
+    )
+    .await
+    .expect("authorization server");
+    let toml = demo::render(mocks.addresses(), addr)
+        + &demo::oauth_section(auth.issuer(), addr, true)
+        + oauth_extra;
+    let mut bridge = start_on(listener, &toml, cancel).await;
+    bridge.mocks = Some(mocks);
+    (bridge, auth)
+}
+
 async fn start(toml: &str, cancel: CancellationToken) -> Bridge {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    start_on(listener, toml, cancel).await
+}
+
+async fn start_on(
+    listener: tokio::net::TcpListener,
+    toml: &str,
+    cancel: CancellationToken,
+) -> Bridge {
     let mut config = from_toml_str(toml).unwrap_or_else(|e| panic!("config: {e}"));
     if !toml.contains("[store]") {
         config.store.url = "sqlite::memory:".into();
@@ -106,7 +141,6 @@ async fn start(toml: &str, cancel: CancellationToken) -> Bridge {
     let started = runtime.start(&cancel).await.expect("store");
     let settings = HttpSettings::from_config(&config.server);
     let app = router(started.gateway.clone(), &settings, cancel.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = cancel.clone();
     // The production accept loop, with the config's timeouts and connection cap.

@@ -1,7 +1,11 @@
 //! Mock dealership upstreams on loopback, for the bridge's demo, tests,
 //! examples and benchmarks: a CDK/Fortellis-shaped API, a dealer inventory
 //! feed, a CRM's ADF HTTP intake and mailbox, Black Book, Xtime, Tekion and
-//! OpenTrack, served from the fixtures in the repository's `wiremock-fixtures/`.
+//! OpenTrack, served from the fixtures in the repository's `wiremock-fixtures/`;
+//! and a demo OAuth 2.1 authorization server ([`oauth`]) that issues the
+//! bridge's access tokens. That one is started on its own
+//! ([`oauth::DemoAuthServer::start`]), not by [`start_mocks`]: its tokens'
+//! audience is the bridge's MCP endpoint, which only the caller knows.
 //!
 //! The crate does not depend on the bridge. Where a mock has to read what the
 //! bridge sends (ADF leads, SOAP requests) it does so with its own strict
@@ -29,6 +33,7 @@ pub mod mock_opentrack;
 pub mod mock_smtp;
 pub mod mock_tekion;
 pub mod mock_xtime;
+pub mod oauth;
 mod xml;
 
 use std::collections::BTreeMap;

@@ -1,5 +1,11 @@
 //! Who is calling: bearer tokens from config, each bound to dealerships and
-//! scopes, plus the anonymous caller for dealerships that publish inventory.
+//! scopes; OAuth access tokens from the configured authorization server; and
+//! the anonymous caller for dealerships that publish inventory.
+
+mod jwks;
+mod oauth;
+
+pub use oauth::{OAuthVerifier, Refused};
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -14,6 +20,14 @@ use subtle::ConstantTimeEq;
 pub struct Authenticator {
     tokens: Vec<([u8; 32], Arc<Principal>)>,
     anonymous: Option<Arc<Principal>>,
+    oauth: Option<OAuthVerifier>,
+}
+
+/// A caller a bearer token names.
+pub struct Authenticated {
+    pub principal: Arc<Principal>,
+    /// Signed in through OAuth (rather than a static token from config).
+    pub signed_in: bool,
 }
 
 impl Authenticator {
@@ -21,6 +35,7 @@ impl Authenticator {
     pub fn new(
         tokens: Vec<(SecretString, Principal)>,
         anonymous_dealerships: BTreeSet<String>,
+        oauth: Option<OAuthVerifier>,
     ) -> Self {
         let tokens = tokens
             .into_iter()
@@ -34,7 +49,43 @@ impl Authenticator {
                 scopes: BTreeSet::from([Scope::InventoryRead]),
             })
         });
-        Self { tokens, anonymous }
+        Self {
+            tokens,
+            anonymous,
+            oauth,
+        }
+    }
+
+    /// The caller a presented bearer token names: a static token first (no
+    /// waiting on the authorization server), then an OAuth access token.
+    /// `Err(Some(reason))` when OAuth refused it, `Err(None)` when nothing
+    /// could check it.
+    pub async fn authenticate_bearer(
+        &self,
+        presented: &str,
+    ) -> Result<Authenticated, Option<Refused>> {
+        if let Some(principal) = self.authenticate(presented) {
+            return Ok(Authenticated {
+                principal,
+                signed_in: false,
+            });
+        }
+        let oauth = self.oauth.as_ref().ok_or(None)?;
+        match oauth.verify(presented).await {
+            Ok(principal) => Ok(Authenticated {
+                principal,
+                signed_in: true,
+            }),
+            Err(reason) => {
+                tracing::info!(reason = reason.as_str(), "Refused an OAuth access token.");
+                Err(Some(reason))
+            }
+        }
+    }
+
+    /// The OAuth settings, when sign-in is configured.
+    pub fn oauth(&self) -> Option<&OAuthVerifier> {
+        self.oauth.as_ref()
     }
 
     /// The principal for a presented token. Every configured token is compared,
@@ -78,6 +129,7 @@ mod tests {
         let auth = Authenticator::new(
             vec![(SecretString::from("s3cret"), principal("one"))],
             BTreeSet::new(),
+            None,
         );
         assert_eq!(
             auth.authenticate("s3cret").map(|p| p.name.to_string()),
@@ -90,7 +142,7 @@ mod tests {
 
     #[test]
     fn anonymous_reads_inventory_of_public_dealerships_only() {
-        let auth = Authenticator::new(vec![], BTreeSet::from(["pub".to_owned()]));
+        let auth = Authenticator::new(vec![], BTreeSet::from(["pub".to_owned()]), None);
         let anon = auth.anonymous().map(|p| {
             (
                 p.may_use("pub"),

@@ -1,0 +1,148 @@
+//! The bridge as an OAuth 2.1 resource server on HTTP (MCP authorization):
+//! its Protected Resource Metadata (RFC 9728), the challenges of a 401, and
+//! the 403 `insufficient_scope` that names the scope a tool needs (so a
+//! host can ask the user for just that).
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::http::HttpCaller;
+use crate::gateway::Gateway;
+use crate::gateway::auth::OAuthVerifier;
+use crate::tools::ToolId;
+
+const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+
+/// Where the metadata is served: at the root and suffixed with the MCP
+/// path (Claude probes the suffixed one first).
+pub fn metadata_paths(mcp_path: &str) -> [String; 2] {
+    [WELL_KNOWN.to_owned(), format!("{WELL_KNOWN}{mcp_path}")]
+}
+
+/// The metadata's URL for a resource: the well-known path inserted between
+/// its origin and its path (RFC 9728 §3.1).
+pub fn metadata_url(oauth: &OAuthVerifier) -> String {
+    match url::Url::parse(oauth.resource()) {
+        Ok(resource) => {
+            let path = resource.path().trim_end_matches('/');
+            format!(
+                "{}{WELL_KNOWN}{path}",
+                resource.origin().ascii_serialization()
+            )
+        }
+        Err(_) => WELL_KNOWN.to_owned(),
+    }
+}
+
+/// GET of the metadata: 404 when sign-in is not configured.
+pub async fn metadata(State(gateway): State<Gateway>) -> Response {
+    let Some(oauth) = gateway.authenticator().oauth() else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let body = json!({
+        "resource": oauth.resource(),
+        "authorization_servers": [oauth.issuer()],
+        "scopes_supported": super::advertised_scopes(),
+        "bearer_methods_supported": ["header"],
+        "resource_name": oauth.resource_name().unwrap_or("dms-bridge"),
+    });
+    (
+        [(header::CACHE_CONTROL, "public, max-age=300")],
+        axum::Json(body),
+    )
+        .into_response()
+}
+
+/// `WWW-Authenticate` of a 401 when sign-in is configured: where the
+/// metadata is, and every scope a caller may ask for.
+pub fn challenge(oauth: &OAuthVerifier, token_presented: bool) -> Option<HeaderValue> {
+    let scopes = super::advertised_scopes().join(" ");
+    let error = if token_presented {
+        r#", error="invalid_token", error_description="The access token is not valid""#
+    } else {
+        ""
+    };
+    let value = format!(
+        r#"Bearer resource_metadata="{}", scope="{scopes}"{error}"#,
+        metadata_url(oauth)
+    );
+    HeaderValue::from_str(&value).ok()
+}
+
+/// For signed-in callers: a `tools/call` of a tool whose scope the token
+/// lacks gets 403 `insufficient_scope` naming that scope, so the host can
+/// get it from the user. Static-token callers keep the in-band tool error.
+pub async fn require_tool_scope(
+    State(gateway): State<Gateway>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let signed_in = request
+        .extensions()
+        .get::<HttpCaller>()
+        .is_some_and(|c| c.signed_in);
+    let Some(oauth) = gateway.authenticator().oauth().filter(|_| signed_in) else {
+        return next.run(request).await;
+    };
+    let (parts, body) = request.into_parts();
+    // The front has read the body already; this takes it back as it is.
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    let missing = parts
+        .extensions
+        .get::<HttpCaller>()
+        .and_then(|caller| missing_scope(&bytes, &caller.principal));
+    if let Some(scope) = missing {
+        return insufficient_scope(oauth, scope);
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// The scope a `tools/call` in `body` needs and the principal lacks.
+fn missing_scope(body: &[u8], principal: &crate::contract::Principal) -> Option<&'static str> {
+    #[derive(serde::Deserialize)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        method: &'a str,
+        #[serde(borrow)]
+        params: Option<Params<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        name: Option<std::borrow::Cow<'a, str>>,
+    }
+    let call = serde_json::from_slice::<Call>(body).ok()?;
+    if call.method != "tools/call" {
+        return None;
+    }
+    let tool = ToolId::from_name(call.params?.name?.as_ref())?;
+    let scope = tool.scope()?;
+    (!principal.has_scope(scope)).then_some(scope.as_str())
+}
+
+fn insufficient_scope(oauth: &OAuthVerifier, scope: &str) -> Response {
+    let body = json!({ "error": {
+        "code": "auth.insufficient_scope",
+        "message": format!("This tool needs the scope {scope}, which your sign-in did not grant."),
+        "retryable": false,
+        "details": { "scope": scope },
+    }});
+    let mut response = (StatusCode::FORBIDDEN, axum::Json(body)).into_response();
+    let value = format!(
+        r#"Bearer error="insufficient_scope", scope="{scope}", resource_metadata="{}", error_description="The access token lacks a scope this tool needs""#,
+        metadata_url(oauth)
+    );
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
