@@ -36,7 +36,12 @@ EXPECTED_TOOLS = {
     "service_check_availability", "service_book_appointment", "service_cancel_appointment",
     "service_get_repair_order", "service_list_repair_orders",
 }
+# The AutomotiveMCP (canonical) names, which initialize advertises and _meta carries.
+CANONICAL_TOOLS = {name.replace("_", ".", 1) for name in EXPECTED_TOOLS}
+# What an initialize-era session negotiates, and what the SDK's default
+# client (server/discover first) negotiates with a server of both eras.
 EXPECTED_PROTOCOL = "2025-11-25"
+STATELESS_PROTOCOL = "2026-07-28"
 CHECK_TIMEOUT_S = 60
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,7 +97,7 @@ async def http_initialize(url: str) -> None:
         check(init.capabilities.tools is not None, "the tools capability is not advertised")
         check("dms_bridge" in experimental, "experimental.dms_bridge is missing")
         check("automotive_mcp" in experimental, "experimental.automotive_mcp is missing")
-        check(set(experimental["dms_bridge"].get("tools", [])) == EXPECTED_TOOLS, "experimental.dms_bridge.tools differs")
+        check(set(experimental["dms_bridge"].get("tools", [])) == CANONICAL_TOOLS, "experimental.dms_bridge.tools differs")
 
 
 async def http_tools_list_group(url: str) -> None:
@@ -167,12 +172,13 @@ async def http_anonymous_tools_list(url: str) -> None:
 
 
 async def http_default_client_mode(url: str) -> None:
-    """The SDK's high-level Client (default mode 'auto') probes server/discover first, then falls back."""
+    """The SDK's high-level Client (default mode 'auto') probes server/discover first: the
+    bridge serves MCP 2026-07-28, so the client stays in that (stateless) era."""
     headers = {"Authorization": f"Bearer {GROUP_TOKEN}"}
     async with httpx2.AsyncClient(headers=headers, timeout=30.0) as http:
         async with Client(streamable_http_client(url, http_client=http)) as client:
             print(f"    Client(mode='auto') negotiated {client.protocol_version}")
-            check(client.protocol_version == EXPECTED_PROTOCOL, f"negotiated {client.protocol_version}")
+            check(client.protocol_version == STATELESS_PROTOCOL, f"negotiated {client.protocol_version}")
             tools = await client.list_tools()
             check({t.name for t in tools.tools} == EXPECTED_TOOLS, "tools differ")
 
