@@ -87,7 +87,7 @@ pub async fn read(
         Ok(payload) => Ok(ReadResourceResult::new(vec![
             ResourceContents::text(payload.text(), uri).with_mime_type(JSON),
         ])),
-        Err(error) => Err(read_error(&error, uri)),
+        Err(error) => Err(read_error(&error)),
     }
 }
 
@@ -99,7 +99,10 @@ pub const SERVER_ERROR: i32 = -32000;
 
 /// The JSON-RPC error for a failed read, with the tool's structured error in
 /// `data.error` as a tool result would carry it.
-fn read_error(error: &ToolError, uri: &str) -> McpError {
+///
+/// The error data does not echo the URI (SEP-2164 says it SHOULD): a URI is
+/// caller input that can carry customer data, and rmcp logs error data.
+fn read_error(error: &ToolError) -> McpError {
     let mut data = error.to_json();
     let message = error.message.clone();
     match error.code {
@@ -107,10 +110,7 @@ fn read_error(error: &ToolError, uri: &str) -> McpError {
         | ErrorCode::LeadsLeadNotFound
         | ErrorCode::ServiceRepairOrderNotFound
         | ErrorCode::AuthForbidden
-        | ErrorCode::AuthUnauthorized => {
-            data["uri"] = json!(uri);
-            McpError::resource_not_found(message, Some(data))
-        }
+        | ErrorCode::AuthUnauthorized => McpError::resource_not_found(message, Some(data)),
         ErrorCode::RequestInvalidArguments => McpError::invalid_params(message, Some(data)),
         ErrorCode::RateLimited | ErrorCode::UpstreamRateLimited => {
             // Where a client looks for it first: beside the structured error.
@@ -159,16 +159,16 @@ mod tests {
 
     #[test]
     fn read_errors_keep_their_meaning() {
-        let limited = read_error(
-            &rate_limited("anonymous", std::time::Duration::from_millis(1500)),
-            "dms://demo-feed",
-        );
+        let limited = read_error(&rate_limited(
+            "anonymous",
+            std::time::Duration::from_millis(1500),
+        ));
         assert_eq!(limited.code.0, RATE_LIMITED);
         let data = limited.data.unwrap();
         assert_eq!(data["retry_after_ms"], 1500);
         assert_eq!(data["aap_code"], "RATE_LIMITED");
         assert_eq!(data["error"]["code"], "rate_limited");
-        let code = |c: ErrorCode| read_error(&ToolError::new(c, "x"), "dms://x").code.0;
+        let code = |c: ErrorCode| read_error(&ToolError::new(c, "x")).code.0;
         assert_eq!(code(ErrorCode::InventoryVehicleNotFound), -32002);
         assert_eq!(code(ErrorCode::RequestInvalidArguments), -32602);
         assert_eq!(code(ErrorCode::UpstreamUnavailable), SERVER_ERROR);
