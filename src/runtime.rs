@@ -51,6 +51,7 @@ struct Parts {
     caller_limits: CallerLimits,
     metrics: Arc<Metrics>,
     tool_names: crate::config::ToolNames,
+    tasks: crate::config::TasksConfig,
 }
 
 /// A running gateway and its background work.
@@ -105,6 +106,7 @@ impl Runtime {
                 caller_limits: p.caller_limits,
                 audit,
                 tool_names: p.tool_names,
+                tasks: p.tasks,
             }),
             audit_task,
             outbox_task,
@@ -183,6 +185,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         caller_limits: CallerLimits::new(&config.rate_limits, &config.tokens),
         metrics,
         tool_names: config.server.tool_names,
+        tasks: config.tasks.clone(),
     };
     Ok(Runtime {
         parts,

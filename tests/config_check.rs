@@ -861,3 +861,25 @@ fn a_loopback_oauth_setup_is_ok_and_unknown_keys_are_refused() {
     assert_eq!(outcome.code, 2, "{outcome:?}");
     assert!(outcome.stderr.contains("issuer_url"), "{outcome:?}");
 }
+
+#[test]
+fn tasks_problems_are_all_listed_with_their_paths() {
+    let toml = valid_config()
+        + "\n[tasks]\ninline_wait = \"5s\"\ntimeout = \"3s\"\nttl = \"2s\"\nheartbeat = \"0s\"\nmax_running = 0\n";
+    assert_problems(
+        &check(&toml),
+        &[
+            ("tasks.heartbeat", "must be longer than 0s"),
+            ("tasks.timeout", "must be longer than tasks.inline_wait"),
+            ("tasks.ttl", "must be at least tasks.timeout"),
+            ("tasks.max_running", "must be at least 1"),
+        ],
+    );
+    let typo = valid_config() + "\n[tasks]\ninline_wiat = \"1s\"\n";
+    let outcome = check(&typo);
+    assert_eq!(outcome.code, 2, "{outcome:?}");
+    assert!(
+        outcome.problems().iter().any(|p| p.contains("inline_wiat")),
+        "{outcome:?}"
+    );
+}

@@ -14,6 +14,7 @@ mod load;
 mod oauth;
 mod secret;
 mod soap;
+mod tasks;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -32,6 +33,7 @@ pub use load::{ConfigError, ConfigErrors, from_toml_str, load_file};
 pub use oauth::{OAuthConfig, OAuthGrant};
 pub use secret::{SecretSource, resolve_secret};
 pub use soap::SoapUpstreamConfig;
+pub use tasks::TasksConfig;
 
 use crate::model::Domain;
 use crate::model::dealership::{Address, Geo, Hours, Phone};
@@ -52,6 +54,9 @@ pub struct Config {
     pub store: StoreConfig,
     #[serde(default)]
     pub leads: LeadsConfig,
+    /// Slow reads as MCP tasks the client polls.
+    #[serde(default)]
+    pub tasks: TasksConfig,
     /// The dealerships (rooftops) this bridge serves.
     #[serde(default)]
     pub dealerships: Vec<DealershipConfig>,

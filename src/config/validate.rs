@@ -47,6 +47,7 @@ impl Config {
         }
         super::leads::validate(self, &mut errors);
         super::oauth::validate(self, &mut errors);
+        super::tasks::validate(self, &mut errors);
         errors
     }
 
@@ -67,19 +68,16 @@ impl Config {
                 "must be at least 1024",
             ));
         }
-        for (key, value) in [
-            ("header_read_timeout", s.header_read_timeout),
-            ("body_read_timeout", s.body_read_timeout),
-            ("idle_timeout", s.idle_timeout),
-            ("overflow_grace", s.overflow_grace),
-        ] {
-            if value.is_zero() {
-                errors.push(ConfigError::new(
-                    format!("server.{key}"),
-                    "must be longer than 0s",
-                ));
-            }
-        }
+        require_durations(
+            "server",
+            &[
+                ("header_read_timeout", s.header_read_timeout),
+                ("body_read_timeout", s.body_read_timeout),
+                ("idle_timeout", s.idle_timeout),
+                ("overflow_grace", s.overflow_grace),
+            ],
+            errors,
+        );
         if s.max_connections == 0 {
             errors.push(ConfigError::new(
                 "server.max_connections",
@@ -308,4 +306,20 @@ fn is_hours_range(s: &str) -> bool {
     };
     let parse = |t: &str| chrono::NaiveTime::parse_from_str(t.trim(), "%H:%M").ok();
     matches!((parse(open), parse(close)), (Some(o), Some(c)) if o < c)
+}
+
+/// Each `(key, duration)` of `section` must be longer than zero.
+pub(super) fn require_durations(
+    section: &str,
+    durations: &[(&str, std::time::Duration)],
+    errors: &mut Vec<ConfigError>,
+) {
+    for (key, value) in durations {
+        if value.is_zero() {
+            errors.push(ConfigError::new(
+                format!("{section}.{key}"),
+                "must be longer than 0s",
+            ));
+        }
+    }
 }

@@ -9,17 +9,19 @@ pub mod cache;
 pub mod limits;
 mod pipeline;
 mod schemas;
+pub mod tasks;
 mod write;
 
 use std::sync::Arc;
 
 pub use crate::contract::Payload;
 pub use pipeline::{CallError, CallOutcome, Caller};
+pub use tasks::{Answer, TaskError, TaskView};
 
 use self::auth::Authenticator;
 use self::cache::ReadCache;
 use self::limits::CallerLimits;
-use crate::config::{LimitsConfig, ToolNames};
+use crate::config::{LimitsConfig, TasksConfig, ToolNames};
 use crate::leads::LeadDesk;
 use crate::store::{AuditWriter, Store};
 use crate::telemetry::metrics::Metrics;
@@ -34,6 +36,8 @@ pub struct GatewayParts {
     pub audit: Option<AuditWriter>,
     /// Which names `tools/list` shows.
     pub tool_names: ToolNames,
+    /// Slow reads as tasks.
+    pub tasks: TasksConfig,
 }
 
 /// The engine behind every transport. Cheap to clone.
@@ -49,6 +53,7 @@ struct Inner {
     cache: ReadCache,
     limits_by_caller: CallerLimits,
     audit: Option<AuditWriter>,
+    tasks: tasks::TaskDesk,
 }
 
 impl Gateway {
@@ -61,6 +66,7 @@ impl Gateway {
                 cache: parts.cache,
                 limits_by_caller: parts.caller_limits,
                 audit: parts.audit,
+                tasks: tasks::TaskDesk::new(parts.tasks),
             }),
         }
     }

@@ -67,6 +67,19 @@ impl Gateway {
         name: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallOutcome, CallError> {
+        let timeout = self.limits().call_timeout;
+        self.call_tool_within(caller, name, arguments, timeout)
+            .await
+    }
+
+    /// Runs one tool call through the whole pipeline under `timeout`.
+    pub(super) async fn call_tool_within(
+        &self,
+        caller: &Caller,
+        name: &str,
+        arguments: Option<JsonObject>,
+        timeout: std::time::Duration,
+    ) -> Result<CallOutcome, CallError> {
         let tool = ToolId::from_name(name).ok_or(CallError::UnknownTool)?;
         let started = Instant::now();
         let args = Value::Object(arguments.unwrap_or_default());
@@ -77,7 +90,7 @@ impl Gateway {
                 caller.trace.clone(),
                 crate::telemetry::progress::scope(
                     caller.progress.clone(),
-                    self.dispatch(tool, caller, args),
+                    self.dispatch(tool, caller, args, timeout),
                 )
                 .instrument(span.clone()),
             )
@@ -117,9 +130,10 @@ impl Gateway {
         tool: ToolId,
         caller: &Caller,
         args: Value,
+        timeout: std::time::Duration,
     ) -> (Result<Payload, ToolError>, Facts) {
         let mut facts = Facts::default();
-        let result = self.run(tool, caller, args, &mut facts).await;
+        let result = self.run(tool, caller, args, timeout, &mut facts).await;
         (result, facts)
     }
 
@@ -128,6 +142,7 @@ impl Gateway {
         tool: ToolId,
         caller: &Caller,
         args: Value,
+        timeout: std::time::Duration,
         facts: &mut Facts,
     ) -> Result<Payload, ToolError> {
         let principal = caller.principal.as_ref();
@@ -197,7 +212,7 @@ impl Gateway {
             })
         });
         // One deadline for the call: waiting on a key's turn and the handler share it.
-        let deadline = tokio::time::Instant::now() + self.limits().call_timeout;
+        let deadline = tokio::time::Instant::now() + timeout;
         let write = dealership
             .filter(|_| tool.class() == ToolClass::Write)
             .map(|d| write::Write {

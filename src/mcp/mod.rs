@@ -11,22 +11,25 @@ mod resources;
 pub mod serve;
 mod splice;
 pub mod stdio;
+mod tasks;
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    MetaObject, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    ContentBlock, CreateTaskResult, GetTaskParams, GetTaskResult, Implementation, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::contract::{Principal, Scope};
-use crate::gateway::{CallError, CallOutcome, Caller, Gateway};
+use crate::gateway::cache::CacheInfo;
+use crate::gateway::{Answer, CallError, CallOutcome, Caller, Gateway};
 use crate::telemetry::trace::TraceContext;
 use crate::tools::{TOOLSET_VERSION, ToolId};
 use splice::SpliceSlot;
@@ -138,23 +141,31 @@ pub fn advertised_scopes() -> Vec<&'static str> {
 
 /// What `initialize` answers. Built once: in stateless HTTP mode rmcp asks
 /// for it on every request, and building it (capabilities, JSON maps) showed
-/// as 2 % of a cached search's CPU.
-static SERVER_INFO: std::sync::LazyLock<ServerConfig> = std::sync::LazyLock::new(|| {
-    let capabilities = ServerCapabilities::builder()
+/// as 2 % of a cached search's CPU. Two of them: with and without the Tasks
+/// extension (`[tasks] enabled`).
+static SERVER_INFO: std::sync::LazyLock<[ServerConfig; 2]> =
+    std::sync::LazyLock::new(|| [server_info(false), server_info(true)]);
+
+fn server_info(tasks: bool) -> ServerConfig {
+    let builder = ServerCapabilities::builder()
         .enable_tools()
         .enable_resources()
-        .enable_experimental_with(experimental_capabilities())
-        .build();
+        .enable_experimental_with(experimental_capabilities());
+    let capabilities = if tasks {
+        builder.enable_tasks().build()
+    } else {
+        builder.build()
+    };
     ServerConfig::new(capabilities)
         .with_server_info(
             Implementation::new("dms-bridge", env!("CARGO_PKG_VERSION")).with_title("dms-bridge"),
         )
         .with_instructions(INSTRUCTIONS)
-});
+}
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        SERVER_INFO.clone()
+        SERVER_INFO[usize::from(self.gateway.tasks_enabled())].clone()
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -223,6 +234,22 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let caller = self.caller(&ctx)?;
+        // Only a client that declared the Tasks extension on this request may get a task.
+        let takes_tasks = self.gateway.may_become_task(&caller, &request.name)
+            && ctx
+                .client_capabilities()
+                .is_some_and(|caps| caps.supports_tasks());
+        if takes_tasks {
+            return match self
+                .gateway
+                .call_or_defer(caller, &request.name, request.arguments)
+                .await
+            {
+                Ok(Answer::Now(outcome)) => Ok(result_of(outcome, None).into()),
+                Ok(Answer::Task(view)) => Ok(CreateTaskResult::new(tasks::task_of(&view)).into()),
+                Err(CallError::UnknownTool) => Err(unknown_tool(&request.name)),
+            };
+        }
         // Only an answer that stays one JSON body can take the result's bytes as they are.
         let splice = caller
             .progress
@@ -235,12 +262,58 @@ impl ServerHandler for McpServer {
             .await
         {
             Ok(outcome) => Ok(result_of(outcome, splice).into()),
-            Err(CallError::UnknownTool) => Err(McpError::invalid_params(
-                format!("Unknown tool: {}", request.name),
-                Some(json!({ "error": { "code": "request.unknown_tool", "retryable": false } })),
-            )),
+            Err(CallError::UnknownTool) => Err(unknown_tool(&request.name)),
         }
     }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let principal = self.principal(&ctx)?;
+        let view = self
+            .gateway
+            .task(&principal, &request.task_id)
+            .await
+            .map_err(tasks::task_error)?;
+        Ok(GetTaskResult::new(tasks::detailed(&view, stored_result)))
+    }
+
+    /// The bridge's tasks never ask the client for input, so there is never
+    /// an outstanding request to answer: responses are ignored, as the
+    /// extension asks for keys that are not outstanding.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let principal = self.principal(&ctx)?;
+        self.gateway
+            .task(&principal, &request.task_id)
+            .await
+            .map(drop)
+            .map_err(tasks::task_error)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let principal = self.principal(&ctx)?;
+        self.gateway
+            .cancel_task(&principal, &request.task_id)
+            .await
+            .map_err(tasks::task_error)
+    }
+}
+
+fn unknown_tool(name: &str) -> McpError {
+    McpError::invalid_params(
+        format!("Unknown tool: {name}"),
+        Some(json!({ "error": { "code": "request.unknown_tool", "retryable": false } })),
+    )
 }
 
 /// The HTTP layer's slot for this request's result bytes, if any.
@@ -259,15 +332,34 @@ fn result_of(outcome: CallOutcome, splice: Option<SpliceSlot>) -> CallToolResult
                 Some(slot) => slot.hold(payload),
                 None => (payload.value().clone(), payload.text().to_owned()),
             };
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            result.structured_content = Some(structured);
-            result
+            success(structured, text)
         }
         Err(error) => CallToolResult::structured_error(error.to_json()),
     };
+    with_meta(result, &outcome.trace_id, outcome.cache)
+}
+
+/// A task's stored answer as the result the call would have given inline.
+fn stored_result(ok: bool, body: Value, trace_id: String) -> CallToolResult {
+    let result = if ok {
+        let text = body.to_string();
+        success(body, text)
+    } else {
+        CallToolResult::structured_error(body)
+    };
+    with_meta(result, &trace_id, None)
+}
+
+fn success(structured: Value, text: String) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(structured);
+    result
+}
+
+fn with_meta(result: CallToolResult, trace_id: &str, cache: Option<CacheInfo>) -> CallToolResult {
     let mut meta = JsonObject::new();
-    meta.insert("io.dms-bridge/trace_id".into(), json!(outcome.trace_id));
-    if let Some(cache) = outcome.cache {
+    meta.insert("io.dms-bridge/trace_id".into(), json!(trace_id));
+    if let Some(cache) = cache {
         meta.insert(
             "io.dms-bridge/cache".into(),
             json!({

@@ -7,6 +7,7 @@ pub mod bookings;
 pub mod deliveries;
 pub mod idempotency;
 pub mod leads;
+pub mod tasks;
 
 use std::str::FromStr;
 use std::sync::Arc;
