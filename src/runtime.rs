@@ -98,16 +98,18 @@ impl Runtime {
             store,
             leads,
         });
+        let gateway = Gateway::new(GatewayParts {
+            services,
+            auth: p.auth,
+            cache: p.cache,
+            caller_limits: p.caller_limits,
+            audit,
+            tool_names: p.tool_names,
+            tasks: p.tasks,
+        });
+        gateway.spawn_quota_sweep(cancel.child_token());
         Ok(Started {
-            gateway: Gateway::new(GatewayParts {
-                services,
-                auth: p.auth,
-                cache: p.cache,
-                caller_limits: p.caller_limits,
-                audit,
-                tool_names: p.tool_names,
-                tasks: p.tasks,
-            }),
+            gateway,
             audit_task,
             outbox_task,
         })

@@ -108,4 +108,65 @@ impl CallerLimits {
         }
         Ok(())
     }
+
+    /// Forgets callers whose quota is back to full. Keys are principals and
+    /// client addresses, and with OAuth sign-in every subject is a principal:
+    /// without this the limiters would keep one entry per caller ever seen.
+    pub fn forget_idle(&self) {
+        let keyed = self.per_token.iter().chain(self.per_class.values());
+        for limiter in keyed {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
+        }
+        if let Some(limiter) = &self.anonymous {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::contract::DealershipGrant;
+
+    fn principal(name: &str) -> Principal {
+        Principal {
+            name: Arc::from(name),
+            anonymous: false,
+            dealerships: DealershipGrant::All,
+            scopes: BTreeSet::new(),
+        }
+    }
+
+    #[test]
+    fn callers_whose_quota_refilled_are_forgotten() {
+        let rate = Rate {
+            requests: 1000,
+            per: Duration::from_secs(1),
+            burst: Some(1),
+        };
+        let config = RateLimitsConfig {
+            per_token: Some(rate),
+            per_class: BTreeMap::from([(ToolClass::Read, rate)]),
+            anonymous: None,
+        };
+        let limits = CallerLimits::new(&config, &[]);
+        for i in 0..500 {
+            let caller = principal(&format!("oauth:user-{i}"));
+            assert!(limits.check(&caller, None, ToolClass::Read).is_ok());
+        }
+        let tracked = |l: &CallerLimits| {
+            l.per_token.as_ref().map_or(0, |t| t.len())
+                + l.per_class.values().map(|c| c.len()).sum::<usize>()
+        };
+        assert_eq!(tracked(&limits), 1000);
+        // One request refills in 1 ms at 1000/s.
+        std::thread::sleep(Duration::from_millis(20));
+        limits.forget_idle();
+        assert_eq!(tracked(&limits), 0);
+    }
 }

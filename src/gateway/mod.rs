@@ -71,6 +71,21 @@ impl Gateway {
         }
     }
 
+    /// Forgets idle callers' quota state once a minute until `cancel` fires
+    /// (see [`CallerLimits::forget_idle`]).
+    pub fn spawn_quota_sweep(&self, cancel: tokio_util::sync::CancellationToken) {
+        let gateway = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => gateway.inner.limits_by_caller.forget_idle(),
+                    () = cancel.cancelled() => return,
+                }
+            }
+        });
+    }
+
     pub fn authenticator(&self) -> &Authenticator {
         &self.inner.auth
     }
