@@ -72,15 +72,16 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let app = app(&HttpSettings::from_config(&server), cancel.clone())?;
     let listener = TcpListener::bind(args.listen).await?;
     tracing::info!(address = %listener.local_addr()?, "Conformance fixtures listening; MCP at /mcp.");
-    serve(
-        listener,
-        app,
-        &ServeSettings::from_config(&server),
-        shutdown_signal(),
-    )
-    .await;
-    // Sessions and streams end only once every connection has drained.
-    cancel.cancel();
+    // Unlike the bridge, which cancels rmcp only once its connections have
+    // drained: a session's stream stays open until rmcp is cancelled, so
+    // waiting for it would wait forever. Sessions die with the process
+    // anyway.
+    let stop = async move {
+        shutdown_signal().await;
+        tracing::info!("Shutting down: ending sessions.");
+        cancel.cancel();
+    };
+    serve(listener, app, &ServeSettings::from_config(&server), stop).await;
     tracing::info!("Stopped.");
     Ok(())
 }
