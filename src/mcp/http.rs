@@ -1,6 +1,8 @@
 //! Streamable HTTP: rmcp's tower service under axum, stateless with JSON
 //! answers, behind a bearer-token layer that decides who the caller is; plus
-//! the operator endpoints `/healthz`, `/readyz` and `/metrics`.
+//! the operator endpoints `/healthz`, `/readyz` and `/metrics`. The transport
+//! itself is [`McpEndpoint`], which serves any rmcp handler the same way (the
+//! MCP conformance suite's fixtures, `examples/conformance_server.rs`).
 
 use std::borrow::Cow;
 use std::convert::Infallible;
