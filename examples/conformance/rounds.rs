@@ -192,7 +192,7 @@ fn open_state(name: &str, sealed: &str, sealer: &Sealer) -> Result<Value, McpErr
     if opened.get("flow").and_then(Value::as_str) != Some(name) {
         return Err(refused());
     }
-    Ok(opened["state"].take())
+    Ok(opened.get_mut("state").map(Value::take).unwrap_or_default())
 }
 
 /// A flow may only ask what the client said it can answer: -32021 with the
