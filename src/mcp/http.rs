@@ -1,7 +1,10 @@
 //! Streamable HTTP: rmcp's tower service under axum, stateless with JSON
 //! answers, behind a bearer-token layer that decides who the caller is; plus
-//! the operator endpoints `/healthz`, `/readyz` and `/metrics`.
+//! the operator endpoints `/healthz`, `/readyz` and `/metrics`. The transport
+//! itself is [`McpEndpoint`], which serves any rmcp handler the same way (the
+//! MCP conformance suite's fixtures, `examples/conformance_server.rs`).
 
+use std::borrow::Cow;
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -13,8 +16,13 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use rmcp::ServerHandler;
+use rmcp::model::ProtocolVersion;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::transport::streamable_http_server::{
+    SessionManager, StreamableHttpServerConfig, StreamableHttpService,
+};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -70,33 +78,6 @@ pub struct HttpCaller {
 /// `mcp_cancel` ends rmcp's work; cancel it only after the server has drained.
 pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: CancellationToken) -> Router {
     let service_gateway = gateway.clone();
-    let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_sse_keep_alive(Some(Duration::from_secs(15)))
-        .with_allowed_hosts(settings.allowed_hosts.clone())
-        .with_allowed_origins(settings.allowed_origins.clone())
-        // An empty list refuses every browser Origin rather than switching the check off.
-        .enforce_origin_validation()
-        .with_max_request_body_bytes(settings.max_request_bytes)
-        .with_cancellation_token(mcp_cancel);
-    let mcp = Arc::new(StreamableHttpService::new(
-        move || Ok(McpServer::new(service_gateway.clone(), None)),
-        Arc::new(NeverSessionManager::default()),
-        config,
-    ));
-    // Shared, not cloned per request as a tower service would be: a clone
-    // copies the whole config (host and origin lists, a cancellation token).
-    let mcp = tower::service_fn(move |request: Request| {
-        let mcp = mcp.clone();
-        async move { Ok::<_, Infallible>(mcp.handle(request).await) }
-    });
-    let front = Arc::new(McpFront::new(
-        &settings.allowed_hosts,
-        &settings.allowed_origins,
-        settings.max_request_bytes,
-        settings.body_read_timeout,
-    ));
     let auth = AuthState {
         gateway: gateway.clone(),
         client_address: Arc::new(ClientAddress::new(
@@ -104,33 +85,205 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
             settings.forwarded_header,
         )),
     };
-    // The last layer added runs first: host and origin, then the caller, then the body.
-    let mcp = Router::new()
-        .nest_service(&settings.path, mcp)
-        .layer(middleware::from_fn(super::splice::splice_answers))
-        .layer(middleware::from_fn_with_state(
-            gateway.clone(),
-            super::oauth::require_tool_scope,
-        ))
-        .layer(middleware::from_fn_with_state(
-            front.clone(),
-            front::read_jsonrpc,
-        ))
-        .layer(middleware::from_fn_with_state(auth, authenticate))
-        .layer(middleware::from_fn_with_state(
-            front,
-            front::check_host_and_origin,
-        ));
+    let scope_gateway = gateway.clone();
     let [metadata_root, metadata_for_path] = super::oauth::metadata_paths(&settings.path);
-    Router::new()
+    let others = Router::new()
         .route(&metadata_root, get(super::oauth::metadata))
         .route(&metadata_for_path, get(super::oauth::metadata))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .with_state(gateway)
-        .merge(mcp)
-        .layer(middleware::from_fn(front::http_rules))
+        .with_state(gateway);
+    McpEndpoint::new(settings, mcp_cancel)
+        .caller_layers(move |mcp| mcp.layer(middleware::from_fn_with_state(auth, authenticate)))
+        .message_layers(move |mcp| {
+            mcp.layer(middleware::from_fn(super::splice::splice_answers))
+                .layer(middleware::from_fn_with_state(
+                    scope_gateway,
+                    super::oauth::require_tool_scope,
+                ))
+        })
+        .serve(
+            move || McpServer::new(service_gateway.clone(), None),
+            others,
+        )
+}
+
+/// The protocol revisions an MCP handler behind [`McpEndpoint`] should
+/// serve: both eras from the same handlers, 2026-07-28 clients discovering
+/// and sending per-request metadata, older ones initializing.
+pub fn served_protocol_versions() -> Cow<'static, [ProtocolVersion]> {
+    Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
+}
+
+/// Whether clients of the revisions before 2026-07-28 (the `initialize`
+/// era) get a session. 2026-07-28 requests are always served statelessly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sessions {
+    /// Every request stands alone: no `Mcp-Session-Id`, `GET` and `DELETE`
+    /// answer 405, a result that needs no stream is one JSON body. The bridge
+    /// serves this way, so any instance can answer any request.
+    #[default]
+    Stateless,
+    /// An `initialize` opens a session (`Mcp-Session-Id`, held in memory),
+    /// answers stream as SSE and `GET` opens the session's stream. Only this
+    /// lets a handler send a request to a pre-2026 client (sampling,
+    /// elicitation) and read its answer.
+    Legacy,
+}
+
+/// A stack of layers wrapped around the MCP route at one point.
+type Wrap = Box<dyn FnOnce(Router) -> Router>;
+
+/// The Streamable HTTP transport at `settings.path`, for any rmcp
+/// `ServerHandler`: rmcp's service with the configured host and origin lists
+/// and body limit, behind the front checks (host and origin parsed strictly,
+/// the body read within its deadline and size limit and checked as
+/// JSON-RPC, the 2026-07-28 removed methods), all routes behind
+/// `front::http_rules`. The product's router is one of these; so is any
+/// other server that must answer exactly as the bridge does.
+pub struct McpEndpoint {
+    settings: HttpSettings,
+    cancel: CancellationToken,
+    sessions: Sessions,
+    caller: Option<Wrap>,
+    message: Option<Wrap>,
+}
+
+impl McpEndpoint {
+    /// `cancel` ends rmcp's work (and any sessions); cancel it only after the
+    /// server has drained.
+    pub fn new(settings: &HttpSettings, cancel: CancellationToken) -> Self {
+        Self {
+            settings: settings.clone(),
+            cancel,
+            sessions: Sessions::default(),
+            caller: None,
+            message: None,
+        }
+    }
+
+    pub fn sessions(mut self, sessions: Sessions) -> Self {
+        self.sessions = sessions;
+        self
+    }
+
+    /// Layers run after the host and origin checks and before the body is
+    /// read: deciding who the caller is, so an unknown caller is refused
+    /// without its body being read.
+    pub fn caller_layers(mut self, wrap: impl FnOnce(Router) -> Router + 'static) -> Self {
+        self.caller = Some(Box::new(wrap));
+        self
+    }
+
+    /// Layers run once the body has been read and checked, right before rmcp.
+    pub fn message_layers(mut self, wrap: impl FnOnce(Router) -> Router + 'static) -> Self {
+        self.message = Some(Box::new(wrap));
+        self
+    }
+
+    /// The MCP route serving the handlers `factory` makes (one per request,
+    /// or per session), merged with `others`, every route behind
+    /// `front::http_rules`.
+    pub fn serve<H, F>(self, factory: F, others: Router) -> Router
+    where
+        H: ServerHandler,
+        F: Fn() -> H + Send + Sync + 'static,
+    {
+        let config = rmcp_config(&self.settings, self.cancel, self.sessions);
+        let factory = move || Ok(factory());
+        let path = &self.settings.path;
+        let mcp = match self.sessions {
+            Sessions::Stateless => rmcp_route(
+                path,
+                StreamableHttpService::new(
+                    factory,
+                    Arc::new(NeverSessionManager::default()),
+                    config,
+                ),
+            ),
+            Sessions::Legacy => rmcp_route(
+                path,
+                StreamableHttpService::new(
+                    factory,
+                    Arc::new(LocalSessionManager::default()),
+                    config,
+                ),
+            ),
+        };
+        let front = Arc::new(McpFront::new(
+            &self.settings.allowed_hosts,
+            &self.settings.allowed_origins,
+            self.settings.max_request_bytes,
+            self.settings.body_read_timeout,
+        ));
+        // The last layer added runs first: host and origin, then the caller, then the body.
+        let mcp = match self.message {
+            Some(wrap) => wrap(mcp),
+            None => mcp,
+        };
+        let mcp = mcp.layer(middleware::from_fn_with_state(
+            front.clone(),
+            front::read_jsonrpc,
+        ));
+        let mcp = match self.caller {
+            Some(wrap) => wrap(mcp),
+            None => mcp,
+        };
+        let mcp = mcp.layer(middleware::from_fn_with_state(
+            front,
+            front::check_host_and_origin,
+        ));
+        others
+            .merge(mcp)
+            .layer(middleware::from_fn(front::http_rules))
+    }
+}
+
+/// Streamable HTTP alone for `factory`'s handlers at `settings.path`: the
+/// bridge's transport, stateless, with no caller and nothing else routed.
+pub fn mcp_service<H, F>(factory: F, settings: &HttpSettings, cancel: CancellationToken) -> Router
+where
+    H: ServerHandler,
+    F: Fn() -> H + Send + Sync + 'static,
+{
+    McpEndpoint::new(settings, cancel).serve(factory, Router::new())
+}
+
+/// rmcp's settings: JSON answers where no stream is needed, the host and
+/// origin lists (rmcp checks them again, more loosely, after the front), the
+/// body limit.
+fn rmcp_config(
+    settings: &HttpSettings,
+    cancel: CancellationToken,
+    sessions: Sessions,
+) -> StreamableHttpServerConfig {
+    StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(sessions == Sessions::Legacy)
+        .with_json_response(true)
+        .with_sse_keep_alive(Some(Duration::from_secs(15)))
+        .with_allowed_hosts(settings.allowed_hosts.clone())
+        .with_allowed_origins(settings.allowed_origins.clone())
+        // An empty list refuses every browser Origin rather than switching the check off.
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(settings.max_request_bytes)
+        .with_cancellation_token(cancel)
+}
+
+/// rmcp's service at `path`. Shared, not cloned per request as a tower
+/// service would be: a clone copies the whole config (host and origin
+/// lists, a cancellation token).
+fn rmcp_route<H, M>(path: &str, service: StreamableHttpService<H, M>) -> Router
+where
+    H: ServerHandler,
+    M: SessionManager,
+{
+    let service = Arc::new(service);
+    let service = tower::service_fn(move |request: Request| {
+        let service = service.clone();
+        async move { Ok::<_, Infallible>(service.handle(request).await) }
+    });
+    Router::new().nest_service(path, service)
 }
 
 #[derive(Clone)]
