@@ -171,7 +171,7 @@ impl ServerHandler for McpServer {
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         // Both eras from the same handlers: 2026-07-28 clients discover and
         // send per-request metadata; older ones initialize.
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
+        http::served_protocol_versions()
     }
 
     async fn list_tools(
