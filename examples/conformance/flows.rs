@@ -284,14 +284,7 @@ fn multi_round(round: &Round) -> Result<Step<CallToolResult>, McpError> {
         Some(1) => match elicited(&round.answers, "step1")? {
             Some(answer) => {
                 let name = answer.text("name").unwrap_or("stranger");
-                let question = elicit(
-                    "Step 2: What is your favorite color?",
-                    inputs::strings_schema(&["color"]),
-                )?;
-                Ok(Step::ask_remembering(
-                    one("step2", question),
-                    json!({ "step": 2, "name": name }),
-                ))
+                ask_step2(json!({ "step": 2, "name": name }))
             }
             None => ask_step1(),
         },
@@ -305,19 +298,19 @@ fn multi_round(round: &Round) -> Result<Step<CallToolResult>, McpError> {
                 let color = answer.text("color").unwrap_or("no colour");
                 Ok(text(format!("{name} likes {color}")))
             }
-            None => {
-                let question = elicit(
-                    "Step 2: What is your favorite color?",
-                    inputs::strings_schema(&["color"]),
-                )?;
-                Ok(Step::ask_remembering(
-                    one("step2", question),
-                    round.state.clone().unwrap_or_default(),
-                ))
-            }
+            None => ask_step2(round.state.clone().unwrap_or_default()),
         },
         _ => ask_step1(),
     }
+}
+
+/// Asks for the colour, remembering `state` (the step and the name).
+fn ask_step2(state: Value) -> Result<Step<CallToolResult>, McpError> {
+    let question = elicit(
+        "Step 2: What is your favorite color?",
+        inputs::strings_schema(&["color"]),
+    )?;
+    Ok(Step::ask_remembering(one("step2", question), state))
 }
 
 fn ask_step1() -> Result<Step<CallToolResult>, McpError> {

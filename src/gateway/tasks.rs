@@ -20,11 +20,12 @@ use rmcp::model::JsonObject;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
 
 use super::{CallError, CallOutcome, Caller, Gateway};
 use crate::config::{TasksConfig, ToolClass};
 use crate::contract::{Principal, ToolError};
-use crate::store::tasks::{self as stored, NewTask, TaskOutcome, TaskRecord, TaskState};
+use crate::store::tasks::{self as stored, TaskOutcome, TaskRecord, TaskState};
 use crate::store::{Store, StoreError};
 use crate::telemetry::progress::ProgressSink;
 use crate::tools::ToolId;
@@ -125,10 +126,14 @@ impl Gateway {
     /// Whether this call may become a task (when the client takes tasks): a
     /// read that reaches into the dealer's systems, by a caller of its own.
     pub fn may_become_task(&self, caller: &Caller, name: &str) -> bool {
+        ToolId::from_name(name).is_some_and(|tool| self.eligible(caller, tool))
+    }
+
+    fn eligible(&self, caller: &Caller, tool: ToolId) -> bool {
         self.inner.tasks.enabled()
             && !caller.principal.anonymous
-            && ToolId::from_name(name)
-                .is_some_and(|t| t.spec().open_world && t.class() == ToolClass::Read)
+            && tool.spec().open_world
+            && tool.class() == ToolClass::Read
     }
 
     /// Runs a call that the client lets become a task: inline if it is quick
@@ -142,7 +147,7 @@ impl Gateway {
         let tool = ToolId::from_name(name).ok_or(CallError::UnknownTool)?;
         let desk = &self.inner.tasks;
         let slot = self
-            .may_become_task(&caller, name)
+            .eligible(&caller, tool)
             .then(|| desk.slots.clone().try_acquire_owned().ok())
             .flatten();
         let Some(slot) = slot else {
@@ -159,29 +164,21 @@ impl Gateway {
             .map(str::to_owned);
         let progress = Arc::new(TaskProgress::new(caller.progress.take()));
         caller.progress = Some(progress.clone());
-        let mut call = Running(Some(self.spawn_call(caller.clone(), name, arguments, slot)));
-        let Some(handle) = call.0.as_mut() else {
-            return Err(CallError::UnknownTool);
-        };
-        tokio::select! {
-            joined = handle => {
-                call.0 = None;
-                return Ok(Answer::Now(joined_outcome(joined, &caller)));
-            }
-            () = tokio::time::sleep(desk.config.inline_wait) => {}
+        // Aborted if the request goes away before the call answers or is handed to a task.
+        let mut call =
+            AbortOnDropHandle::new(self.spawn_call(caller.clone(), name, arguments, slot));
+        if let Ok(joined) = tokio::time::timeout(desk.config.inline_wait, &mut call).await {
+            return Ok(Answer::Now(joined_outcome(joined, &caller)));
         }
-        let Some(handle) = call.0.take() else {
-            return Err(CallError::UnknownTool);
-        };
         match self.defer(&caller, tool, dealership, &progress).await {
             Ok(view) => {
-                self.follow(view.record.task_id.clone(), handle, progress);
+                self.follow(view.record.task_id.clone(), call, progress);
                 Ok(Answer::Task(view))
             }
             Err(e) => {
                 // Without a stored task the client could never get the answer: keep waiting.
                 tracing::error!(error = %e, "Could not store a task; answering inline.");
-                Ok(Answer::Now(joined_outcome(handle.await, &caller)))
+                Ok(Answer::Now(joined_outcome(call.await, &caller)))
             }
         }
     }
@@ -214,37 +211,32 @@ impl Gateway {
         progress: &TaskProgress,
     ) -> Result<TaskView, StoreError> {
         let config = &self.inner.tasks.config;
-        let task_id = uuid::Uuid::new_v4().to_string();
-        let principal = caller.principal.name.to_string();
         let now = now_ms();
-        let message = progress.latest();
-        stored::create(
-            self.store(),
-            &NewTask {
-                task_id: &task_id,
-                principal: &principal,
-                dealership: dealership.as_deref(),
-                tool: tool.name(),
-                status_message: Some(
-                    message
-                        .as_deref()
-                        .unwrap_or("Waiting for the dealer's system."),
-                ),
-                now,
-                lease_until: now + ms(config.lease()),
-                expires_at: now + ms(config.ttl),
-            },
-        )
-        .await?;
+        let record = TaskRecord {
+            task_id: uuid::Uuid::new_v4().to_string(),
+            principal: caller.principal.name.to_string(),
+            dealership,
+            tool: tool.name().to_owned(),
+            state: TaskState::Working,
+            status_message: Some(
+                progress
+                    .latest()
+                    .unwrap_or_else(|| "Waiting for the dealer's system.".to_owned()),
+            ),
+            outcome: None,
+            created_at: now,
+            updated_at: now,
+            lease_until: now + ms(config.lease()),
+            expires_at: now + ms(config.ttl),
+        };
+        // Durable once this returns: a tasks/get for the id finds it.
+        stored::create(self.store(), &record).await?;
         tracing::info!(
-            task_id,
-            tool = tool.name(),
-            principal,
+            task_id = record.task_id,
+            tool = record.tool,
+            principal = record.principal,
             "The call became a task."
         );
-        let record = stored::find(self.store(), &task_id, &principal, now, &interrupted())
-            .await?
-            .ok_or_else(|| StoreError::Query(sqlx::Error::RowNotFound))?;
         Ok(TaskView {
             record,
             poll_interval: config.poll_interval,
@@ -256,7 +248,7 @@ impl Gateway {
     fn follow(
         &self,
         task_id: String,
-        mut call: JoinHandle<Result<CallOutcome, CallError>>,
+        mut call: AbortOnDropHandle<Result<CallOutcome, CallError>>,
         progress: Arc<TaskProgress>,
     ) {
         let gateway = self.clone();
@@ -382,17 +374,6 @@ fn joined_outcome(
                 cache: None,
                 trace_id: caller.trace.trace_id.clone(),
             }
-        }
-    }
-}
-
-/// A call not yet handed to a task: aborted if the request goes away first.
-struct Running(Option<JoinHandle<Result<CallOutcome, CallError>>>);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(call) = self.0.take() {
-            call.abort();
         }
     }
 }

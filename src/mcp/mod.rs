@@ -277,7 +277,7 @@ impl ServerHandler for McpServer {
             .task(&principal, &request.task_id)
             .await
             .map_err(tasks::task_error)?;
-        Ok(GetTaskResult::new(tasks::detailed(&view, stored_result)))
+        Ok(GetTaskResult::new(tasks::detailed(&view)))
     }
 
     /// The bridge's tasks never ask the client for input, so there is never

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use rmcp::ErrorData as McpError;
-use rmcp::model::{CallToolResult, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
+use rmcp::model::{DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
 use serde_json::{Value, json};
 
 use crate::gateway::{TaskError, TaskView};
@@ -34,16 +34,13 @@ pub fn task_of(view: &TaskView) -> Task {
 }
 
 /// The task with its answer, for `tasks/get`.
-pub fn detailed(
-    view: &TaskView,
-    result_of: impl FnOnce(bool, Value, String) -> CallToolResult,
-) -> DetailedTask {
+pub fn detailed(view: &TaskView) -> DetailedTask {
     let task = task_of(view);
     let payload = match (view.record.state, view.record.outcome.clone()) {
         (TaskState::Working, _) => TaskPayload::Working,
         (TaskState::Cancelled, _) => TaskPayload::Cancelled,
         (_, Some(TaskOutcome::Answered { ok, body, trace_id })) => TaskPayload::Completed {
-            result: object(result_of(ok, body, trace_id)),
+            result: object(super::stored_result(ok, body, trace_id)),
         },
         (_, Some(TaskOutcome::Interrupted { reason })) => TaskPayload::Failed {
             error: object(json!({ "code": -32603, "message": reason })),

@@ -76,39 +76,29 @@ pub struct TaskRecord {
     pub expires_at: i64,
 }
 
-/// A task about to be created, in state `working`.
-#[derive(Debug, Clone)]
-pub struct NewTask<'a> {
-    pub task_id: &'a str,
-    pub principal: &'a str,
-    pub dealership: Option<&'a str>,
-    pub tool: &'a str,
-    pub status_message: Option<&'a str>,
-    pub now: i64,
-    pub lease_until: i64,
-    pub expires_at: i64,
-}
-
-/// Creates a working task, once it is durable `find` reaches it. Expired
-/// tasks go first, so that tasks nobody polls do not pile up.
-pub async fn create(store: &Store, task: &NewTask<'_>) -> Result<(), StoreError> {
+/// Creates a task (its state, message and times as `task` says; no
+/// outcome yet); once this returns, `find` reaches it. Expired tasks go
+/// first, so that tasks nobody polls do not pile up.
+pub async fn create(store: &Store, task: &TaskRecord) -> Result<(), StoreError> {
     let _turn = store.write_turn().await;
     sqlx::query("DELETE FROM tasks WHERE expires_at <= ?1")
-        .bind(task.now)
+        .bind(task.created_at)
         .execute(store.pool())
         .await?;
     sqlx::query(
         "INSERT INTO tasks (task_id, schema_version, principal, dealership, tool, state,
              status_message, created_at, updated_at, lease_until, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'working', ?6, ?7, ?7, ?8, ?9)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )
-    .bind(task.task_id)
+    .bind(&task.task_id)
     .bind(TASK_SCHEMA_VERSION)
-    .bind(task.principal)
-    .bind(task.dealership)
-    .bind(task.tool)
-    .bind(task.status_message)
-    .bind(task.now)
+    .bind(&task.principal)
+    .bind(&task.dealership)
+    .bind(&task.tool)
+    .bind(task.state.as_str())
+    .bind(&task.status_message)
+    .bind(task.created_at)
+    .bind(task.updated_at)
     .bind(task.lease_until)
     .bind(task.expires_at)
     .execute(store.pool())
