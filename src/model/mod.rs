@@ -1,6 +1,7 @@
 //! The canonical data model shared by tools and adapters.
 
 pub mod dealership;
+pub mod event;
 pub mod mileage;
 pub mod money;
 pub mod repair_order;

@@ -3,7 +3,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{Store, StoreError};
+use super::{Store, StoreError, events};
+use crate::model::event::{EventType, NewEvent};
 
 /// A booking the scheduler accepted, ready to be recorded.
 pub struct NewBooking<'a> {
@@ -22,9 +23,10 @@ fn ts(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
-/// Records an accepted booking.
+/// Records an accepted booking and its `appointment.booked` event, atomically.
 pub async fn record(store: &Store, b: &NewBooking<'_>) -> Result<(), StoreError> {
     let _turn = store.write_turn().await;
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     sqlx::query(
         "INSERT INTO service_bookings (booking_id, dealership, principal, created_at,
              status, appointment_id, consent)
@@ -37,8 +39,18 @@ pub async fn record(store: &Store, b: &NewBooking<'_>) -> Result<(), StoreError>
     .bind(b.status)
     .bind(b.appointment_id)
     .bind(b.consent)
-    .execute(store.pool())
+    .execute(&mut *tx)
     .await?;
+    let id = b.appointment_id.unwrap_or(b.booking_id);
+    let event = NewEvent::appointment(
+        EventType::AppointmentBooked,
+        id,
+        b.principal,
+        b.status,
+        b.now,
+    );
+    events::append_in(&mut tx, b.dealership, &[event], b.now).await?;
+    tx.commit().await?;
     Ok(())
 }
 
@@ -64,7 +76,8 @@ pub async fn booked_by(
     Ok(row.is_some())
 }
 
-/// Marks the bridge's record of `appointment_id` cancelled (if it booked it).
+/// Marks the bridge's record of `appointment_id` cancelled (if it booked it),
+/// with its `appointment.cancelled` event, atomically.
 pub async fn mark_cancelled(
     store: &Store,
     dealership: &str,
@@ -72,14 +85,27 @@ pub async fn mark_cancelled(
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     let _turn = store.write_turn().await;
-    sqlx::query(
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let owners: Vec<String> = sqlx::query_scalar(
         "UPDATE service_bookings SET cancelled_at = ?
-         WHERE dealership = ? AND appointment_id = ? AND cancelled_at IS NULL",
+         WHERE dealership = ? AND appointment_id = ? AND cancelled_at IS NULL
+         RETURNING principal",
     )
     .bind(ts(now))
     .bind(dealership)
     .bind(appointment_id)
-    .execute(store.pool())
+    .fetch_all(&mut *tx)
     .await?;
+    if let Some(owner) = owners.first() {
+        let event = NewEvent::appointment(
+            EventType::AppointmentCancelled,
+            appointment_id,
+            owner,
+            "cancelled",
+            now,
+        );
+        events::append_in(&mut tx, dealership, &[event], now).await?;
+    }
+    tx.commit().await?;
     Ok(())
 }

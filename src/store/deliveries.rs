@@ -2,10 +2,11 @@
 //! recording how each attempt went. The outbox decides; this only writes.
 
 use chrono::{DateTime, Utc};
-use sqlx::Row;
+use sqlx::{Row, Sqlite, Transaction};
 
 use super::leads::ts;
-use super::{Store, StoreError};
+use super::{Store, StoreError, events};
+use crate::model::event::NewEvent;
 
 /// A delivery leased to this process.
 pub struct DueDelivery {
@@ -55,7 +56,7 @@ pub async fn claim_due(
         .collect()
 }
 
-/// The CRM took the lead.
+/// The CRM took the lead; its `lead.delivery_updated` event commits with it.
 pub async fn delivered(
     store: &Store,
     lead_id: &str,
@@ -63,6 +64,7 @@ pub async fn delivered(
     receipt: Option<&str>,
 ) -> Result<(), StoreError> {
     let _turn = store.write_turn().await;
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     sqlx::query(
         "UPDATE lead_deliveries SET state = 'delivered', delivered_at = ?, receipt = ?,
              lease_until = NULL, last_error = NULL
@@ -71,8 +73,10 @@ pub async fn delivered(
     .bind(ts(at))
     .bind(receipt)
     .bind(lead_id)
-    .execute(store.pool())
+    .execute(&mut *tx)
     .await?;
+    record_event(&mut tx, lead_id, at).await?;
+    tx.commit().await?;
     Ok(())
 }
 
@@ -85,6 +89,7 @@ pub async fn attempt_failed(
     error_class: &str,
 ) -> Result<(), StoreError> {
     let _turn = store.write_turn().await;
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     sqlx::query(
         "UPDATE lead_deliveries SET state = ?, next_attempt_at = ?, last_error = ?, lease_until = NULL
          WHERE lead_id = ?",
@@ -93,7 +98,37 @@ pub async fn attempt_failed(
     .bind(ts(next))
     .bind(error_class)
     .bind(lead_id)
-    .execute(store.pool())
+    .execute(&mut *tx)
     .await?;
+    record_event(&mut tx, lead_id, Utc::now()).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Appends the `lead.delivery_updated` event for where `lead_id`'s delivery
+/// now stands, owned by the lead's first submitter.
+pub(super) async fn record_event(
+    tx: &mut Transaction<'static, Sqlite>,
+    lead_id: &str,
+    at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let row = sqlx::query(
+        "SELECT l.dealership, d.state, d.attempts,
+             (SELECT s.principal FROM lead_submissions s WHERE s.lead_id = l.lead_id
+                 ORDER BY s.received_at LIMIT 1) AS owner
+         FROM leads l JOIN lead_deliveries d ON d.lead_id = l.lead_id
+         WHERE l.lead_id = ?",
+    )
+    .bind(lead_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(row) = row else {
+        return Ok(());
+    };
+    let dealership: String = row.try_get("dealership")?;
+    let state: String = row.try_get("state")?;
+    let attempts = u32::try_from(row.try_get::<i64, _>("attempts")?).unwrap_or(u32::MAX);
+    let event = NewEvent::lead_delivery(lead_id, row.try_get("owner")?, &state, attempts, at);
+    events::append_in(tx, &dealership, &[event], at).await?;
     Ok(())
 }

@@ -4,7 +4,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row, SqlitePool};
 
-use super::{Store, StoreError};
+use super::{Store, StoreError, events};
+use crate::model::event::NewEvent;
 
 /// A lead ready to be committed.
 pub struct NewLead {
@@ -68,6 +69,8 @@ pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreErro
     };
     if decision == Decision::Received {
         insert_lead(&mut tx, lead).await?;
+        let created = NewEvent::lead_created(&lead.lead_id, &lead.principal, lead.now);
+        events::append_in(&mut tx, &lead.dealership, &[created], lead.now).await?;
     }
     sqlx::query(
         "INSERT INTO lead_submissions (submission_id, lead_id, dealership, principal, received_at,
@@ -250,25 +253,33 @@ fn stored_lead(r: &sqlx::sqlite::SqliteRow) -> Result<StoredLead, StoreError> {
 }
 
 /// Puts failed deliveries back in the outbox with a fresh set of attempts.
-/// `attempts` restarts at 1, so the next attempt goes out as a resend.
+/// `attempts` restarts at 1, so the next attempt goes out as a resend. Each
+/// requeued lead gets a `lead.delivery_updated` event in the same transaction.
 pub async fn requeue_failed(
     store: &Store,
     dealership: Option<&str>,
     lead_id: Option<&str>,
 ) -> Result<u64, StoreError> {
     let _turn = store.write_turn().await;
-    let done = sqlx::query(
+    let now = Utc::now();
+    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let requeued: Vec<String> = sqlx::query_scalar(
         "UPDATE lead_deliveries SET state = 'pending', attempts = 1, next_attempt_at = ?, lease_until = NULL
          WHERE state = 'failed'
            AND (? IS NULL OR lead_id IN (SELECT lead_id FROM leads WHERE dealership = ?))
-           AND (? IS NULL OR lead_id = ?)",
+           AND (? IS NULL OR lead_id = ?)
+         RETURNING lead_id",
     )
-    .bind(ts(Utc::now()))
+    .bind(ts(now))
     .bind(dealership)
     .bind(dealership)
     .bind(lead_id)
     .bind(lead_id)
-    .execute(store.pool())
+    .fetch_all(&mut *tx)
     .await?;
-    Ok(done.rows_affected())
+    for lead in &requeued {
+        super::deliveries::record_event(&mut tx, lead, now).await?;
+    }
+    tx.commit().await?;
+    Ok(requeued.len() as u64)
 }

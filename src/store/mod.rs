@@ -5,8 +5,10 @@
 mod audit;
 pub mod bookings;
 pub mod deliveries;
+pub mod events;
 pub mod idempotency;
 pub mod leads;
+pub mod mirror;
 pub mod tasks;
 
 use std::str::FromStr;
@@ -27,6 +29,8 @@ pub enum StoreError {
     Open(#[source] sqlx::Error),
     #[error("cannot migrate the store: {0}")]
     Migrate(#[source] sqlx::migrate::MigrateError),
+    #[error("cannot encode a record for the store: {0}")]
+    Encode(String),
     #[error("store query failed: {0}")]
     Query(#[from] sqlx::Error),
 }
