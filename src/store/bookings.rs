@@ -51,6 +51,7 @@ pub async fn record(store: &Store, b: &NewBooking<'_>) -> Result<(), StoreError>
     );
     events::append_in(&mut tx, b.dealership, &[event], b.now).await?;
     tx.commit().await?;
+    store.events_appended().notify_waiters();
     Ok(())
 }
 
@@ -107,5 +108,6 @@ pub async fn mark_cancelled(
         events::append_in(&mut tx, dealership, &[event], now).await?;
     }
     tx.commit().await?;
+    store.events_appended().notify_waiters();
     Ok(())
 }

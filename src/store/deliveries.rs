@@ -77,6 +77,7 @@ pub async fn delivered(
     .await?;
     record_event(&mut tx, lead_id, at).await?;
     tx.commit().await?;
+    store.events_appended().notify_waiters();
     Ok(())
 }
 
@@ -102,6 +103,7 @@ pub async fn attempt_failed(
     .await?;
     record_event(&mut tx, lead_id, Utc::now()).await?;
     tx.commit().await?;
+    store.events_appended().notify_waiters();
     Ok(())
 }
 

@@ -36,6 +36,7 @@ pub async fn append(
     let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
     let sequences = append_in(&mut tx, dealership, events, observed_at).await?;
     tx.commit().await?;
+    store.events_appended().notify_waiters();
     Ok(sequences)
 }
 

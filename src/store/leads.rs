@@ -87,6 +87,7 @@ pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreErro
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
+    store.events_appended().notify_waiters();
     Ok(decision)
 }
 
@@ -281,5 +282,6 @@ pub async fn requeue_failed(
         super::deliveries::record_event(&mut tx, lead, now).await?;
     }
     tx.commit().await?;
+    store.events_appended().notify_waiters();
     Ok(requeued.len() as u64)
 }

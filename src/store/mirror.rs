@@ -146,5 +146,6 @@ pub async fn record_sync(
     .await?;
     let sequences = events::append_in(&mut tx, dealership, new_events, synced_at).await?;
     tx.commit().await?;
+    store.events_appended().notify_waiters();
     Ok(sequences)
 }

@@ -40,6 +40,7 @@ pub enum StoreError {
 pub struct Store {
     pool: SqlitePool,
     writes: Arc<tokio::sync::Mutex<()>>,
+    events_appended: Arc<tokio::sync::Notify>,
 }
 
 impl Store {
@@ -75,6 +76,7 @@ impl Store {
         Ok(Self {
             pool,
             writes: Arc::default(),
+            events_appended: Arc::default(),
         })
     }
 
@@ -84,6 +86,12 @@ impl Store {
     /// (that sleeping capped lead intake at ~1,400/s with a long tail).
     pub async fn write_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
         self.writes.lock().await
+    }
+
+    /// Signalled after every commit that appended events (in this process):
+    /// what event deliverers wait on between polls.
+    pub fn events_appended(&self) -> &tokio::sync::Notify {
+        &self.events_appended
     }
 
     pub fn pool(&self) -> &SqlitePool {
