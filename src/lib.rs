@@ -10,7 +10,8 @@
 //!   (idempotency keys, invalidation), the upstream error mapping, audit;
 //! - [`tools`]: the canonical surface, one table row per tool plus handlers
 //!   that see a `ToolContext`, never the gateway;
-//! - [`leads`] (the lead desk, its domain record and outbox), [`adapters`]
+//! - [`leads`] (the lead desk, its domain record and outbox), [`mirror`] (the
+//!   inventory mirror and its `vehicle.*` events), [`adapters`]
 //!   (a closed set of upstream kinds driven by `adapters/` profiles and
 //!   `mappings/` field maps), [`store`] (all SQL);
 //! - [`config`] (strict types, pure validation), [`model`] (canonical types),
@@ -29,6 +30,7 @@ pub mod contract;
 pub mod gateway;
 pub mod leads;
 pub mod mcp;
+pub mod mirror;
 pub mod model;
 pub mod runtime;
 pub mod store;

@@ -17,8 +17,8 @@ use crate::adapters::rest::{DealershipContext, RestAdapter};
 use crate::adapters::soap::SoapAdapter;
 use crate::adapters::{Adapter, AdfSink, UpstreamAdapter, UpstreamInstance};
 use crate::config::{
-    Config, ConfigError, ConfigErrors, DealershipConfig, LeadsConfig, StoreConfig, UpstreamConfig,
-    resolve_secret,
+    Config, ConfigError, ConfigErrors, DealershipConfig, LeadsConfig, MirrorConfig, StoreConfig,
+    UpstreamConfig, resolve_secret,
 };
 use crate::contract::cursor::CursorCodec;
 use crate::contract::{DealershipGrant, Principal, Scope};
@@ -28,6 +28,7 @@ use crate::gateway::limits::CallerLimits;
 use crate::gateway::{Gateway, GatewayParts};
 use crate::leads::LeadDesk;
 use crate::leads::outbox::Outbox;
+use crate::mirror::{Mirror, MirrorSource};
 use crate::model::{DealershipProfile, Domain};
 use crate::store::{AuditWriter, Store, StoreError};
 use crate::telemetry::metrics::Metrics;
@@ -36,9 +37,9 @@ use crate::tools::{Dealership, Route, ServiceParts, Services};
 /// Everything built from the config, before anything runs.
 pub struct Runtime {
     parts: Parts,
-    feeds: Vec<FeedAdapter>,
     store: StoreConfig,
     leads: LeadsConfig,
+    mirror: MirrorConfig,
 }
 
 /// What `build` makes; `start` adds the store and what needs it.
@@ -86,9 +87,13 @@ impl Runtime {
         );
         let outbox_task = outbox.spawn(cancel.child_token());
         let leads = LeadDesk::new(&store, self.leads, wake);
-        for feed in &self.feeds {
-            feed.spawn_refresh(cancel.child_token());
-        }
+        let mirror = Mirror::new(
+            store.clone(),
+            self.mirror,
+            self.parts.metrics.clone(),
+            mirror_sources(&self.parts.dealerships),
+        );
+        mirror.start(cancel).await;
         let p = self.parts;
         let services = Services::new(ServiceParts {
             dealerships: p.dealerships,
@@ -97,6 +102,7 @@ impl Runtime {
             metrics: p.metrics,
             store,
             leads,
+            mirror,
         });
         let gateway = Gateway::new(GatewayParts {
             services,
@@ -114,6 +120,21 @@ impl Runtime {
             outbox_task,
         })
     }
+}
+
+/// Every dealership whose inventory upstream is read in the background.
+fn mirror_sources(dealerships: &[Dealership]) -> Vec<MirrorSource> {
+    dealerships
+        .iter()
+        .filter_map(|d| {
+            let route = d.routes.get(&Domain::Inventory)?;
+            Some(MirrorSource {
+                dealership: d.profile.id.clone(),
+                adapter: route.adapter.clone(),
+                every: route.adapter.inventory_sync()?,
+            })
+        })
+        .collect()
 }
 
 /// Every lead sink routed by some dealership, by upstream id.
@@ -141,7 +162,6 @@ impl Started {
 pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
     let mut errors = Vec::new();
     let metrics = Metrics::new();
-    let mut feeds = Vec::new();
     let policies: BTreeMap<String, Arc<UpstreamPolicy>> = config
         .upstreams
         .iter()
@@ -152,9 +172,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         .collect();
     let mut dealerships = Vec::new();
     for (i, d) in config.dealerships.iter().enumerate() {
-        if let Some(dealership) =
-            build_dealership(config, i, d, base, &policies, &mut feeds, &mut errors)
-        {
+        if let Some(dealership) = build_dealership(config, i, d, base, &policies, &mut errors) {
             dealerships.push(dealership);
         }
     }
@@ -191,9 +209,9 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
     };
     Ok(Runtime {
         parts,
-        feeds,
         store: config.store.clone(),
         leads: config.leads.clone(),
+        mirror: config.mirror.clone(),
     })
 }
 
@@ -203,7 +221,6 @@ fn build_dealership(
     d: &DealershipConfig,
     base: &Path,
     policies: &BTreeMap<String, Arc<UpstreamPolicy>>,
-    feeds: &mut Vec<FeedAdapter>,
     errors: &mut Vec<ConfigError>,
 ) -> Option<Dealership> {
     let timezone: chrono_tz::Tz = d.timezone.parse().ok()?;
@@ -219,7 +236,7 @@ fn build_dealership(
     let mut adapters: BTreeMap<&str, Option<Arc<Adapter>>> = BTreeMap::new();
     for (domain, upstream_id) in &d.routes {
         let adapter = adapters.entry(upstream_id.as_str()).or_insert_with(|| {
-            build_adapter(config, upstream_id, &context, base, policies, feeds, errors)
+            build_adapter(config, upstream_id, &context, base, policies, errors)
         });
         let Some(adapter) = adapter else {
             continue;
@@ -334,7 +351,6 @@ fn build_adapter(
     context: &DealershipContext,
     base: &Path,
     policies: &BTreeMap<String, Arc<UpstreamPolicy>>,
-    feeds: &mut Vec<FeedAdapter>,
     errors: &mut Vec<ConfigError>,
 ) -> Option<Arc<Adapter>> {
     let (upstream, policy) = (
@@ -348,11 +364,9 @@ fn build_adapter(
     let built = match upstream {
         UpstreamConfig::Rest(rest) => RestAdapter::build(&instance, context.clone(), rest, base)
             .map(|a| Adapter::Rest(Box::new(a))),
-        UpstreamConfig::Feed(feed) => FeedAdapter::build(&instance, context.clone(), feed, base)
-            .map(|f| {
-                feeds.push(f.clone());
-                Adapter::Feed(f)
-            }),
+        UpstreamConfig::Feed(feed) => {
+            FeedAdapter::build(&instance, context.clone(), feed, base).map(Adapter::Feed)
+        }
         UpstreamConfig::Soap(soap) => SoapAdapter::build(&instance, context.clone(), soap, base)
             .map(|a| Adapter::Soap(Box::new(a))),
         UpstreamConfig::AdfHttp(http) => AdfSink::http(&instance, http, base).map(Adapter::Adf),

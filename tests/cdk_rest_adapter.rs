@@ -8,6 +8,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use base64::Engine;
+use common::inventory::{search_all, vins_of};
 use common::*;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
@@ -129,24 +130,6 @@ impl Respond for PagedFixture {
             "results": page,
         }))
     }
-}
-
-async fn search_all(client: &Client) -> Value {
-    ok(&call(
-        client,
-        "inventory.search",
-        json!({ "dealership_id": "acme", "limit": 100 }),
-    )
-    .await)
-}
-
-fn vins_of(page: &Value) -> BTreeSet<String> {
-    page["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["vin"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 #[tokio::test]

@@ -7,90 +7,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 
-use common::{INVENTORY_PATH, call, connect, count, fixture, mount_token, ok, rest_config};
+use common::inventory::upstream;
+use common::{INVENTORY_PATH, call, connect, count, ok, rest_config};
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
-
-/// A CDK-shaped inventory the test can change between reads, served in pages
-/// of at most `cap` records.
-#[derive(Clone)]
-struct Inventory {
-    results: Arc<Mutex<Vec<Value>>>,
-    cap: usize,
-}
-
-impl Respond for Inventory {
-    fn respond(&self, request: &Request) -> ResponseTemplate {
-        let number = |name: &str| {
-            request
-                .url
-                .query_pairs()
-                .find(|(k, _)| k == name)
-                .and_then(|(_, v)| v.parse::<usize>().ok())
-                .unwrap_or(0)
-        };
-        let results = self.results.lock().unwrap();
-        let start = number("offset").min(results.len());
-        let end = (start + number("limit").min(self.cap)).min(results.len());
-        let page = &results[start..end];
-        ResponseTemplate::new(200).set_body_json(json!({
-            "summary": { "count": page.len(), "totalCount": results.len(), "limit": number("limit"), "offset": start },
-            "results": page,
-        }))
-    }
-}
-
-impl Inventory {
-    /// Raises the selling price of the listed record at `index` by 1,000.00.
-    fn raise_price(&self, index: usize) -> String {
-        let mut results = self.results.lock().unwrap();
-        let record = &mut results[index];
-        let prices = record["financials"]["prices"].as_array_mut().unwrap();
-        let selling = prices.iter_mut().find(|p| p["type"] == "SELLING").unwrap();
-        // The vendor sends amounts as numbers or as strings.
-        let amount: f64 = match &selling["amount"] {
-            Value::String(text) => text.parse().unwrap(),
-            number => number.as_f64().unwrap(),
-        };
-        selling["amount"] = json!(format!("{:.2}", amount + 1000.0));
-        record["vin"].as_str().unwrap().to_owned()
-    }
-
-    /// Index of the first listed record with a selling price at or after `from`.
-    fn listed_with_selling_price(&self, from: usize) -> usize {
-        let results = self.results.lock().unwrap();
-        (from..results.len())
-            .find(|&i| {
-                let r = &results[i];
-                r["deleted"] != json!(true)
-                    && r["vehicleStatus"]["inventoryStatus"] == "IN_STOCK"
-                    && r["financials"]["prices"]
-                        .as_array()
-                        .is_some_and(|p| p.iter().any(|p| p["type"] == "SELLING"))
-            })
-            .unwrap()
-    }
-}
-
-async fn upstream(cap: usize) -> (MockServer, Inventory) {
-    let server = MockServer::start().await;
-    mount_token(&server).await;
-    let fixture: Value =
-        serde_json::from_str(&fixture("cdk/merchandisable-vehicles.json")).unwrap();
-    let inventory = Inventory {
-        results: Arc::new(Mutex::new(fixture["results"].as_array().unwrap().clone())),
-        cap,
-    };
-    Mock::given(method("GET"))
-        .and(path(INVENTORY_PATH))
-        .respond_with(inventory.clone())
-        .mount(&server)
-        .await;
-    (server, inventory)
-}
 
 /// Every listed vehicle by VIN, from one uncached search.
 async fn listed(client: &common::Client) -> BTreeMap<String, Value> {

@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["mcp"],
     &["gateway"],
     &["tools"],
-    &["leads"],
+    &["leads", "mirror"],
     &["adapters", "store"],
     &["config"],
     &["model", "adf"],

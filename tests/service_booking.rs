@@ -609,6 +609,33 @@ async fn the_demo_books_and_cancels_for_real() {
     let unknown = json!({ "dealership_id": "demo-cdk", "appointment_id": "XT-1" });
     let error = err(&call(&client, "service.cancel_appointment", unknown).await);
     assert_eq!(error["code"], "service.appointment_not_found");
+
+    // The booking and its cancellation are events (once, though cancelled twice),
+    // for the agent that booked; another agent without the staff scope sees none.
+    let list = json!({ "dealership_id": "demo-cdk", "types": ["appointment.booked", "appointment.cancelled"] });
+    let events = ok(&call(&client, "events.list", list.clone()).await);
+    let seen: Vec<(&str, &str, &str)> = events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap(),
+                e["resource"]["id"].as_str().unwrap(),
+                e["data"]["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("appointment.booked", id.as_str(), "booked"),
+            ("appointment.cancelled", id.as_str(), "cancelled"),
+        ]
+    );
+    let other = connect(&bridge.url, Some("demo-token-group")).await;
+    let theirs = ok(&call(&other, "events.list", list).await);
+    assert_eq!(theirs["events"], json!([]));
 }
 
 #[tokio::test]

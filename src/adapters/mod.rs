@@ -51,10 +51,10 @@ pub trait UpstreamAdapter {
     /// Quota, retries and circuit breaker of this upstream.
     fn policy(&self) -> &UpstreamPolicy;
 
-    /// True when reads are answered from a local copy the adapter refreshes
-    /// itself (a feed): the read cache would only delay its updates.
-    fn serves_local_copy(&self) -> bool {
-        false
+    /// How often the inventory mirror reads this upstream's inventory;
+    /// `None`: inventory reads go through to the upstream on every cache miss.
+    fn inventory_sync(&self) -> Option<std::time::Duration> {
+        None
     }
 
     /// The dealership's current inventory.
@@ -162,11 +162,11 @@ impl UpstreamAdapter for Adapter {
         }
     }
 
-    fn serves_local_copy(&self) -> bool {
+    fn inventory_sync(&self) -> Option<std::time::Duration> {
         match self {
-            Self::Rest(a) => a.serves_local_copy(),
-            Self::Feed(a) => a.serves_local_copy(),
-            Self::Adf(_) | Self::Soap(_) => false,
+            Self::Rest(a) => a.inventory_sync(),
+            Self::Feed(a) => a.inventory_sync(),
+            Self::Adf(_) | Self::Soap(_) => None,
         }
     }
 

@@ -1,5 +1,6 @@
 //! A dealership's inventory as last read from its upstream.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -21,6 +22,18 @@ pub struct InventorySnapshot {
     pub listed: Vec<Arc<Vehicle>>,
     pub sold: Vec<SoldUnit>,
     pub fetched_at: Option<DateTime<Utc>>,
+    /// Lookups by id, VIN and stock number; empty until [`Self::indexed`].
+    index: UnitIndex,
+}
+
+/// Where each identifier points: `Ok(i)` is `listed[i]`, `Err(i)` is `sold[i]`.
+/// VINs and stock numbers are kept upper-case (they compare case-blind).
+#[derive(Debug, Clone, Default)]
+struct UnitIndex {
+    built: bool,
+    by_id: HashMap<String, Result<usize, usize>>,
+    by_vin: HashMap<String, Result<usize, usize>>,
+    by_stock: HashMap<String, Result<usize, usize>>,
 }
 
 /// Result of looking a unit up by id, VIN or stock number.
@@ -59,7 +72,63 @@ impl InventorySnapshot {
         snapshot
     }
 
+    /// A snapshot of `listed` and `sold` (a listed unit wins over a sold one).
+    pub fn new(
+        listed: Vec<Arc<Vehicle>>,
+        sold: Vec<SoldUnit>,
+        fetched_at: Option<DateTime<Utc>>,
+    ) -> Self {
+        Self {
+            listed,
+            sold,
+            fetched_at,
+            index: UnitIndex::default(),
+        }
+    }
+
+    /// The same snapshot with O(1) lookups, for copies read many times.
+    pub fn indexed(mut self) -> Self {
+        let mut index = UnitIndex {
+            built: true,
+            ..UnitIndex::default()
+        };
+        // Sold first, so that a listed unit with the same identifier replaces it.
+        let sold = self
+            .sold
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (Err(i), s.id.as_str(), s.vin.as_deref(), s.stock.as_deref()));
+        let listed = self
+            .listed
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (Ok(i), v.id.as_str(), v.vin.as_deref(), v.stock.as_deref()));
+        for (at, id, vin, stock) in sold.chain(listed) {
+            index.by_id.insert(id.to_owned(), at);
+            if let Some(vin) = vin {
+                index.by_vin.insert(vin.to_ascii_uppercase(), at);
+            }
+            if let Some(stock) = stock {
+                index.by_stock.insert(stock.to_ascii_uppercase(), at);
+            }
+        }
+        self.index = index;
+        self
+    }
+
     pub fn lookup(&self, unit: UnitRef<'_>) -> Lookup<'_> {
+        if self.index.built {
+            let found = match unit {
+                UnitRef::Id(id) => self.index.by_id.get(id),
+                UnitRef::Vin(vin) => self.index.by_vin.get(&vin.to_ascii_uppercase()),
+                UnitRef::Stock(stock) => self.index.by_stock.get(&stock.to_ascii_uppercase()),
+            };
+            return match found.copied() {
+                Some(Ok(i)) => self.listed.get(i).map_or(Lookup::NotFound, Lookup::Listed),
+                Some(Err(_)) => Lookup::Sold,
+                None => Lookup::NotFound,
+            };
+        }
         let listed = self.listed.iter().find(|v| match unit {
             UnitRef::Id(id) => v.id == id,
             UnitRef::Vin(vin) => v

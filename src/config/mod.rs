@@ -11,6 +11,7 @@ mod cidr;
 mod gateway;
 mod leads;
 mod load;
+mod mirror;
 mod oauth;
 mod secret;
 mod soap;
@@ -30,6 +31,7 @@ pub use gateway::{
 };
 pub use leads::{AdfEmailConfig, AdfHttpConfig, DeliveryConfig, LeadsConfig, SmtpTls};
 pub use load::{ConfigError, ConfigErrors, from_toml_str, load_file};
+pub use mirror::{InventorySync, MirrorConfig};
 pub use oauth::{OAuthConfig, OAuthGrant};
 pub use secret::{SecretSource, resolve_secret};
 pub use soap::SoapUpstreamConfig;
@@ -57,6 +59,9 @@ pub struct Config {
     /// Slow reads as MCP tasks the client polls.
     #[serde(default)]
     pub tasks: TasksConfig,
+    /// The inventory mirror: staleness and the mass-removal guard.
+    #[serde(default)]
+    pub mirror: MirrorConfig,
     /// The dealerships (rooftops) this bridge serves.
     #[serde(default)]
     pub dealerships: Vec<DealershipConfig>,
@@ -303,6 +308,11 @@ pub struct RestUpstreamConfig {
     /// Quota, retries and circuit breaker for this upstream.
     #[serde(default)]
     pub resilience: ResilienceConfig,
+    /// How often the inventory mirror reads this upstream's inventory (where
+    /// it serves inventory): a duration, or `"off"` to read through on every
+    /// cache miss instead.
+    #[serde(default)]
+    pub inventory_sync: InventorySync,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -48,6 +48,7 @@ impl Config {
         super::leads::validate(self, &mut errors);
         super::oauth::validate(self, &mut errors);
         super::tasks::validate(self, &mut errors);
+        super::mirror::validate(self, &mut errors);
         errors
     }
 

@@ -19,6 +19,7 @@ use crate::config::ToolClass;
 use crate::contract::Principal;
 use crate::contract::error::rate_limited;
 use crate::contract::error::{ErrorCode, ToolError};
+use crate::model::Domain;
 use crate::store::{AuditRecord, argument_shape};
 use crate::telemetry::metrics::{CacheLabels, RateLimitLabels};
 use crate::telemetry::trace::{CURRENT, TraceContext};
@@ -285,6 +286,13 @@ impl Gateway {
             Some(id) => Some(self.authorize(principal, id, tool)?),
             None => None,
         };
+        if tool.spec().signed_in && principal.anonymous {
+            return Err(ToolError::new(
+                ErrorCode::AuthUnauthorized,
+                "This tool needs an access token.",
+            )
+            .with_hint("Send an Authorization: Bearer token that grants this dealership."));
+        }
         if let Some(scope) = tool.scope()
             && !principal.has_scope(scope)
         {
@@ -298,7 +306,9 @@ impl Gateway {
         if let (Some(domain), Some(d)) = (tool.domain(), dealership) {
             let route = d.routes.get(&domain).ok_or_else(|| unsupported(domain))?;
             facts.adapter = Some(route.upstream.clone());
-            if tool.cacheable() && !route.adapter.serves_local_copy() {
+            // A mirrored inventory is already a local copy: caching it would only delay its updates.
+            let mirrored = domain == Domain::Inventory && route.adapter.inventory_sync().is_some();
+            if tool.cacheable() && !mirrored {
                 cache_ttl = Some(self.inner.cache.ttl(domain));
             }
         }

@@ -67,7 +67,9 @@ impl Gateway {
     }
 
     fn is_visible(&self, tool: ToolId, principal: &Principal) -> bool {
-        if tool.scope().is_some_and(|s| !principal.has_scope(s)) {
+        if tool.scope().is_some_and(|s| !principal.has_scope(s))
+            || (tool.spec().signed_in && principal.anonymous)
+        {
             return false;
         }
         let usable = self

@@ -391,9 +391,11 @@ async fn readyz(State(gateway): State<Gateway>) -> Response {
     } else {
         StatusCode::OK
     };
+    // Stale mirrors are reported, not failed on: the copy still answers, with a notice.
+    let inventory = gateway.services().mirror.status();
     (
         status,
-        axum::Json(json!({ "store": store, "upstreams": upstreams })),
+        axum::Json(json!({ "store": store, "upstreams": upstreams, "inventory": inventory })),
     )
         .into_response()
 }

@@ -61,6 +61,18 @@ pub struct LeadLabels {
     pub status: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct MirrorSyncLabels {
+    pub dealership: String,
+    /// `ok`, `held_back` (the mass-removal guard), or the failure class.
+    pub outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DealershipLabel {
+    pub dealership: String,
+}
+
 /// Every metric the bridge exports.
 pub struct Metrics {
     registry: Registry,
@@ -75,6 +87,11 @@ pub struct Metrics {
     pub audit_dropped: Counter,
     pub leads: Family<LeadLabels, Counter>,
     pub lead_deliveries: Family<DeliveryLabels, Counter>,
+    pub mirror_syncs: Family<MirrorSyncLabels, Counter>,
+    /// Listed units in each dealership's mirror.
+    pub mirror_units: Family<DealershipLabel, Gauge>,
+    /// Vehicle events recorded by mirror syncs.
+    pub mirror_events: Family<DealershipLabel, Counter>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -149,8 +166,29 @@ impl Metrics {
             "Audit records that could not be written",
             audit_dropped.clone(),
         );
+        let mirror_syncs = Family::<MirrorSyncLabels, Counter>::default();
+        let mirror_units = Family::<DealershipLabel, Gauge>::default();
+        let mirror_events = Family::<DealershipLabel, Counter>::default();
+        registry.register(
+            "mirror_syncs",
+            "Inventory mirror reads by dealership and outcome",
+            mirror_syncs.clone(),
+        );
+        registry.register(
+            "mirror_units",
+            "Listed units in each dealership's inventory mirror",
+            mirror_units.clone(),
+        );
+        registry.register(
+            "mirror_events",
+            "Vehicle events recorded by inventory mirror reads",
+            mirror_events.clone(),
+        );
         Arc::new(Self {
             registry,
+            mirror_syncs,
+            mirror_units,
+            mirror_events,
             calls,
             call_duration,
             cache,

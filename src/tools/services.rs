@@ -14,6 +14,7 @@ use crate::config::LimitsConfig;
 use crate::contract::cursor::CursorCodec;
 use crate::contract::{ErrorCode, Principal, ToolError};
 use crate::leads::LeadDesk;
+use crate::mirror::Mirror;
 use crate::model::{DealershipProfile, Domain};
 use crate::store::Store;
 use crate::telemetry::metrics::Metrics;
@@ -56,6 +57,7 @@ pub struct Services {
     pub metrics: Arc<Metrics>,
     pub store: Store,
     pub leads: LeadDesk,
+    pub mirror: Mirror,
 }
 
 /// The parts [`Services`] are made of (see `runtime`).
@@ -66,6 +68,7 @@ pub struct ServiceParts {
     pub metrics: Arc<Metrics>,
     pub store: Store,
     pub leads: LeadDesk,
+    pub mirror: Mirror,
 }
 
 impl Services {
@@ -82,6 +85,7 @@ impl Services {
             metrics: parts.metrics,
             store: parts.store,
             leads: parts.leads,
+            mirror: parts.mirror,
         }
     }
 

@@ -13,7 +13,7 @@ use rmcp::model::JsonObject;
 use serde_json::Value;
 
 use super::context::{Handled, HandlerError, ToolArgs, ToolContext};
-use super::{dealership, deals, inventory, leads, repair_orders, schema_of, service};
+use super::{dealership, deals, events, inventory, leads, repair_orders, schema_of, service};
 use crate::config::ToolClass;
 use crate::contract::{Scope, ToolError};
 use crate::model::Domain;
@@ -34,6 +34,8 @@ pub struct ToolSpec {
     pub open_world: bool,
     /// Destroys something (and repeating it changes nothing more).
     pub destructive: bool,
+    /// Only for callers with a token (the anonymous caller neither sees nor calls it).
+    pub signed_in: bool,
     pub input_schema: fn() -> Arc<JsonObject>,
     pub output_schema: fn() -> Arc<JsonObject>,
     /// Parses arguments (already checked against the input schema).
@@ -107,6 +109,7 @@ macro_rules! tool {
         result: $result:ty,
         handler: $handler:path,
         $(on_replay: $on_replay:path,)?
+        $(signed_in: $signed_in:expr,)?
     ) => {{
         fn handle<'a>(ctx: ToolContext<'a>, args: Box<dyn AnyArgs>) -> BoxFuture<'a, Handled> {
             Box::pin(async move { $handler(ctx, downcast::<$args>(args)?).await })
@@ -120,6 +123,7 @@ macro_rules! tool {
             staff_scope: $staff,
             open_world: $open_world,
             destructive: $destructive,
+            signed_in: false $(|| $signed_in)?,
             input_schema: schema_of::<$args>,
             output_schema: schema_of::<$result>,
             parse: parse::<$args>,
@@ -313,5 +317,19 @@ pub const TOOLS: &[ToolSpec] = &[
         args: repair_orders::ListRepairOrdersArgs,
         result: repair_orders::ListRepairOrdersResult,
         handler: repair_orders::list_repair_orders,
+    },
+    tool! {
+        name: "events.list",
+        title: "List change events",
+        description: "List a dealership's change events in order: vehicles created, updated (price, status, mileage…; data.changed names the fields) and deleted (sold or removed), leads created and their delivery to the CRM, appointments booked and cancelled. Each event names its resource by kind, id and dms:// URI; read the resource for the details. Filter by types or one resource. Delivery is at least once: deduplicate on the event id. Pass next_cursor back as cursor to get what happened since, also after a pause; it is always present.",
+        domain: None,
+        class: ToolClass::Read,
+        staff_scope: None,
+        open_world: false,
+        destructive: false,
+        args: events::ListArgs,
+        result: events::ListResult,
+        handler: events::list,
+        signed_in: true,
     },
 ];

@@ -269,10 +269,14 @@ impl Upstream {
     }
 
     /// A REST upstream with a built-in (or file) `profile`.
+    /// A REST upstream read through on every call, as the tests of reads,
+    /// caching and resilience need (`inventory_sync = "off"`); tests of the
+    /// inventory mirror set an interval.
     pub fn rest(profile: &str, base_url: &str) -> Self {
         Self::new("rest")
             .set("profile", quoted(profile))
             .set("base_url", quoted(base_url))
+            .set("inventory_sync", quoted("off"))
     }
 
     /// A CDK/Fortellis-shaped REST upstream served by `server` (API under

@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod config;
+pub mod inventory;
 pub mod leads;
 pub mod process;
 pub mod raw;

@@ -13,7 +13,6 @@ use reqwest::StatusCode;
 use reqwest::header::{ETAG, HeaderName, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
 use secrecy::SecretString;
 use tokio::sync::{Mutex, RwLock};
-use tokio_util::sync::CancellationToken;
 
 pub use parse::parse_rows;
 
@@ -131,25 +130,6 @@ impl FeedAdapter {
         Ok(Self {
             inner: Arc::new(inner),
         })
-    }
-
-    /// Polls the feed every `refresh_interval` until `cancel` fires.
-    pub fn spawn_refresh(&self, cancel: CancellationToken) {
-        let adapter = self.clone();
-        tokio::spawn(async move {
-            let mut ticker = tokio::time::interval(adapter.inner.refresh_interval);
-            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    _ = cancel.cancelled() => break,
-                    _ = ticker.tick() => {
-                        if let Err(e) = adapter.refresh().await {
-                            tracing::warn!(url = %adapter.inner.url, error = %e, "Feed refresh failed; serving the last good copy.");
-                        }
-                    }
-                }
-            }
-        });
     }
 
     /// Fetches the feed (conditionally) and replaces the snapshot if it changed.
@@ -341,15 +321,12 @@ impl UpstreamAdapter for FeedAdapter {
         &self.inner.policy
     }
 
-    fn serves_local_copy(&self) -> bool {
-        true
+    fn inventory_sync(&self) -> Option<Duration> {
+        Some(self.inner.refresh_interval)
     }
 
+    /// Reads the feed again (conditionally: a 304 answers the same snapshot).
     async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {
-        if let Some(snapshot) = self.inner.state.read().await.snapshot.clone() {
-            return Ok(snapshot);
-        }
-        // Never loaded yet (start-up, or every load so far failed): load now.
         self.refresh().await
     }
 }

@@ -152,12 +152,12 @@ impl LastRead {
 }
 
 fn snapshot_of(pages: &[Arc<MappedPage>], verified_at: DateTime<Utc>) -> InventorySnapshot {
-    InventorySnapshot {
-        listed: pages
+    InventorySnapshot::new(
+        pages
             .iter()
             .flat_map(|p| p.listed.iter().cloned())
             .collect(),
-        sold: pages.iter().flat_map(|p| p.sold.iter().cloned()).collect(),
-        fetched_at: Some(verified_at),
-    }
+        pages.iter().flat_map(|p| p.sold.iter().cloned()).collect(),
+        Some(verified_at),
+    )
 }

@@ -26,7 +26,7 @@ use super::resilience::UpstreamPolicy;
 use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance};
 use crate::adapters::template::{self, Template, TemplateContext};
 use crate::config::catalog;
-use crate::config::{RestUpstreamConfig, resolve_secret};
+use crate::config::{InventorySync, RestUpstreamConfig, resolve_secret};
 use crate::model::Domain;
 use crate::model::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::model::service::{
@@ -68,6 +68,8 @@ pub struct RestAdapter {
     flight: Flight,
     /// The last inventory answer, so an unchanged one is not parsed again.
     last_read: inventory::LastRead,
+    /// How often the inventory mirror reads the inventory (`None`: read through).
+    inventory_sync: Option<std::time::Duration>,
     /// The service menu, kept a while: it changes rarely, and every availability
     /// check and booking checks its codes against it.
     menu: moka::future::Cache<(), Arc<Vec<ServiceItem>>>,
@@ -234,6 +236,10 @@ impl RestAdapter {
             dealership,
             flight: Flight::default(),
             last_read: inventory::LastRead::default(),
+            inventory_sync: match config.inventory_sync {
+                InventorySync::Every(every) => Some(every),
+                InventorySync::Off => None,
+            },
             menu: moka::future::Cache::builder()
                 .max_capacity(1)
                 .time_to_live(MENU_KEEP)
@@ -380,6 +386,10 @@ impl UpstreamAdapter for RestAdapter {
 
     fn policy(&self) -> &UpstreamPolicy {
         &self.policy
+    }
+
+    fn inventory_sync(&self) -> Option<std::time::Duration> {
+        self.inventory_sync.filter(|_| self.inventory.is_some())
     }
 
     async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {

@@ -126,6 +126,19 @@ pub struct SearchResult<'a> {
     pub total: u64,
     /// The page size used.
     pub limit: u32,
+    /// Present when the dealership's inventory could not be read for a while.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<StaleNotice>,
+}
+
+/// The inventory answer comes from a copy the bridge could not refresh for
+/// longer than it allows (`mirror.stale_after`): availability and prices
+/// may have changed since `last_synced_at`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct StaleNotice {
+    /// When the dealership's inventory was last read successfully.
+    pub last_synced_at: chrono::DateTime<chrono::Utc>,
+    pub message: String,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -150,6 +163,9 @@ pub struct GetArgs {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct GetResult {
     pub vehicle: Vehicle,
+    /// Present when the dealership's inventory could not be read for a while.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<StaleNotice>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -217,4 +233,7 @@ pub struct FacetsResult {
     pub mileage_range: Option<MileageRange>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub year_range: Option<YearRange>,
+    /// Present when the dealership's inventory could not be read for a while.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<StaleNotice>,
 }

@@ -7,12 +7,15 @@ pub use args::*;
 
 use serde_json::json;
 
-use crate::adapters::{Lookup, UnitRef, UpstreamAdapter};
+use std::sync::Arc;
+
+use crate::adapters::{InventorySnapshot, Lookup, UnitRef, UpstreamAdapter};
 use crate::contract::cursor::CursorCodec;
 use crate::contract::error::{ErrorCode, ToolError};
+use crate::mirror::MirrorError;
 use crate::model::{Domain, vin};
 use crate::tools::to_result;
-use crate::tools::{Check, Handled, ToolArgs, ToolContext};
+use crate::tools::{Check, Handled, HandlerError, ToolArgs, ToolContext};
 
 impl ToolArgs for SearchArgs {
     fn dealership_id(&self) -> Option<&str> {
@@ -85,8 +88,34 @@ fn search_hash(args: &SearchArgs) -> String {
     CursorCodec::query_hash(&json!({ "filters": args.filters, "sort": args.sort, "zip": args.zip }))
 }
 
+/// The dealership's inventory: the mirror's copy where it is mirrored (with a
+/// notice when that copy is stale), else a read of the upstream.
+async fn inventory(
+    ctx: &ToolContext<'_>,
+    dealership_id: &str,
+) -> Result<(Arc<InventorySnapshot>, Option<StaleNotice>), HandlerError> {
+    let mirror = &ctx.services.mirror;
+    if !mirror.mirrors(dealership_id) {
+        return Ok((ctx.adapter(Domain::Inventory)?.inventory().await?, None));
+    }
+    match mirror.inventory(dealership_id).await {
+        Ok(mirrored) => {
+            let stale = mirrored.stale_since.map(|at| StaleNotice {
+                last_synced_at: at,
+                message: "The dealership's inventory system has not answered the bridge since last_synced_at; availability and prices may have changed. Confirm with the dealership before promising a vehicle.".into(),
+            });
+            Ok((mirrored.copy, stale))
+        }
+        Err(MirrorError::Upstream(e)) => Err(e.into()),
+        Err(MirrorError::Store(e)) => {
+            tracing::error!(dealership = dealership_id, error = %e, "The inventory mirror could not be stored.");
+            Err(ToolError::internal().into())
+        }
+    }
+}
+
 pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Handled {
-    let snapshot = ctx.adapter(Domain::Inventory)?.inventory().await?;
+    let (snapshot, stale) = inventory(&ctx, &args.dealership_id).await?;
     let hits = query::select(&snapshot.listed, &args.filters, args.sort);
     let limit = ctx.page_size(args.limit);
     let hash = search_hash(&args);
@@ -103,17 +132,21 @@ pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Handled {
         next_cursor: page.next_cursor,
         total: hits.len() as u64,
         limit,
+        stale,
     })
 }
 
 pub async fn facets(ctx: ToolContext<'_>, args: FacetsArgs) -> Handled {
-    let snapshot = ctx.adapter(Domain::Inventory)?.inventory().await?;
+    let (snapshot, stale) = inventory(&ctx, &args.dealership_id).await?;
     let hits = query::select(&snapshot.listed, &args.filters, None);
-    to_result(&query::facets(&hits))
+    to_result(&FacetsResult {
+        stale,
+        ..query::facets(&hits)
+    })
 }
 
 pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Handled {
-    let snapshot = ctx.adapter(Domain::Inventory)?.inventory().await?;
+    let (snapshot, stale) = inventory(&ctx, &args.dealership_id).await?;
     let normalized_vin = args.vin.as_deref().map(vin::normalize);
     let unit = match (&args.vehicle_id, &normalized_vin, &args.stock) {
         (Some(id), _, _) => UnitRef::Id(id),
@@ -125,6 +158,7 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Handled {
     match snapshot.lookup(unit) {
         Lookup::Listed(v) => to_result(&GetResult {
             vehicle: (**v).clone(),
+            stale,
         }),
         Lookup::Sold => Err(ToolError::new(
             ErrorCode::InventoryVehicleUnavailable,

@@ -192,6 +192,7 @@ pub fn facets(hits: &[Arc<Vehicle>]) -> FacetsResult {
             (Some(&min), Some(&max)) => Some(YearRange { min, max }),
             _ => None,
         },
+        stale: None,
     }
 }
 

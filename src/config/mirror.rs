@@ -1,0 +1,93 @@
+//! `[mirror]`: the inventory mirror. Each dealership's inventory is read in
+//! the background (`upstreams.<id>.inventory_sync` for REST upstreams, a
+//! feed's `refresh_interval`) and inventory reads are answered from the copy;
+//! the differences between two reads are the `vehicle.*` events.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer};
+
+use super::{Config, ConfigError};
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct MirrorConfig {
+    /// With no successful read for this long, inventory answers carry a
+    /// `stale` notice and `/readyz` names the dealership.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub stale_after: Duration,
+    /// The mass-removal guard: a read that would remove more than this share
+    /// of a dealership's listed units (a vendor answering a truncated or
+    /// empty inventory) is held back…
+    pub max_removed_share: f64,
+    /// …until this many reads in a row agree (a real clearance sale).
+    pub confirm_removals: u32,
+}
+
+impl Default for MirrorConfig {
+    fn default() -> Self {
+        Self {
+            stale_after: Duration::from_secs(60 * 60),
+            max_removed_share: 0.5,
+            confirm_removals: 3,
+        }
+    }
+}
+
+/// How a REST upstream's inventory is read: mirrored every interval (the
+/// default, five minutes), or `"off"`: read through on every cache miss, as
+/// before the mirror (no `vehicle.*` events then).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[schemars(with = "String")]
+pub enum InventorySync {
+    Every(Duration),
+    Off,
+}
+
+impl Default for InventorySync {
+    fn default() -> Self {
+        Self::Every(Duration::from_secs(5 * 60))
+    }
+}
+
+impl<'de> Deserialize<'de> for InventorySync {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        if text == "off" {
+            return Ok(Self::Off);
+        }
+        humantime::parse_duration(&text)
+            .map(Self::Every)
+            .map_err(|e| serde::de::Error::custom(format!("{text:?}: {e} (or \"off\")")))
+    }
+}
+
+pub(super) fn validate(config: &Config, errors: &mut Vec<ConfigError>) {
+    let m = &config.mirror;
+    super::validate::require_durations("mirror", &[("stale_after", m.stale_after)], errors);
+    if !(m.max_removed_share > 0.0 && m.max_removed_share <= 1.0) {
+        errors.push(ConfigError::new(
+            "mirror.max_removed_share",
+            "must be above 0 and at most 1",
+        ));
+    }
+    if m.confirm_removals == 0 {
+        errors.push(ConfigError::new(
+            "mirror.confirm_removals",
+            "must be at least 1",
+        ));
+    }
+    for (id, upstream) in &config.upstreams {
+        if let super::UpstreamConfig::Rest(rest) = upstream
+            && let InventorySync::Every(every) = rest.inventory_sync
+            && every < Duration::from_secs(1)
+        {
+            errors.push(ConfigError::new(
+                format!("upstreams.{id}.inventory_sync"),
+                "must be at least 1s (or \"off\")",
+            ));
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! The inventory mirror. Each mirrored dealership's inventory is read in the
+//! background, every interval and when an inbound vendor event asks, and
+//! inventory reads are answered from the copy: upstream load follows
+//! inventory change, not agent traffic. The differences between two reads
+//! become `vehicle.*` events, written with the copy in one transaction, and
+//! the copy survives restarts, so the first read after one is compared with
+//! what was seen before it.
+
+mod diff;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::sync::{Mutex, Notify};
+use tokio_util::sync::CancellationToken;
+
+use crate::adapters::{Adapter, AdapterError, InventorySnapshot, SoldUnit, UpstreamAdapter};
+use crate::config::MirrorConfig;
+use crate::store::mirror::{GoneUnit, MirrorChanges};
+use crate::store::{Store, StoreError};
+use crate::telemetry::metrics::{DealershipLabel, Metrics, MirrorSyncLabels};
+
+pub use diff::changed_fields;
+
+/// Why a read of the mirror could not be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum MirrorError {
+    #[error(transparent)]
+    Upstream(#[from] AdapterError),
+    #[error("the mirror could not be stored: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// One dealership's inventory to mirror.
+pub struct MirrorSource {
+    pub dealership: String,
+    pub adapter: Arc<Adapter>,
+    pub every: Duration,
+}
+
+/// The mirrored copy, and whether it is past `stale_after`.
+pub struct Mirrored {
+    pub copy: Arc<InventorySnapshot>,
+    /// Set when no read has succeeded for longer than `stale_after`.
+    pub stale_since: Option<DateTime<Utc>>,
+}
+
+/// Where one dealership's mirror stands, for `/readyz`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MirrorStatus {
+    pub dealership: String,
+    pub listed: usize,
+    pub last_success_at: Option<DateTime<Utc>>,
+    pub stale: bool,
+    /// The last read's failure class, if it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<&'static str>,
+    /// Units the last reads would remove, held back by the mass-removal guard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_back_removals: Option<usize>,
+}
+
+/// Every mirrored dealership. Cheap to clone.
+#[derive(Clone)]
+pub struct Mirror {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    config: MirrorConfig,
+    metrics: Arc<Metrics>,
+    dealerships: BTreeMap<String, Arc<Dealership>>,
+}
+
+struct Dealership {
+    id: String,
+    adapter: Arc<Adapter>,
+    every: Duration,
+    state: RwLock<State>,
+    /// One read at a time: a burst of first calls reads the upstream once.
+    syncing: Mutex<()>,
+    wake: Notify,
+}
+
+#[derive(Default)]
+struct State {
+    copy: Option<Arc<InventorySnapshot>>,
+    gone: BTreeMap<String, GoneUnit>,
+    last_success_at: Option<DateTime<Utc>>,
+    last_error: Option<&'static str>,
+    held_back: Option<HeldBack>,
+}
+
+/// Whether a sync reads the upstream even when a copy exists.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Read {
+    Always,
+    IfMissing,
+}
+
+#[derive(Clone, Copy)]
+struct HeldBack {
+    removals: usize,
+    reads: u32,
+}
+
+impl Mirror {
+    pub fn new(
+        store: Store,
+        config: MirrorConfig,
+        metrics: Arc<Metrics>,
+        sources: Vec<MirrorSource>,
+    ) -> Self {
+        let dealerships = sources
+            .into_iter()
+            .map(|s| {
+                let d = Dealership {
+                    id: s.dealership.clone(),
+                    adapter: s.adapter,
+                    every: s.every,
+                    state: RwLock::default(),
+                    syncing: Mutex::new(()),
+                    wake: Notify::new(),
+                };
+                (s.dealership, Arc::new(d))
+            })
+            .collect();
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                config,
+                metrics,
+                dealerships,
+            }),
+        }
+    }
+
+    /// Loads every stored copy, then reads each inventory in the background
+    /// until `cancel` fires.
+    pub async fn start(&self, cancel: &CancellationToken) {
+        for d in self.inner.dealerships.values() {
+            if let Err(e) = self.load(d).await {
+                tracing::warn!(dealership = %d.id, error = %e, "Could not load the mirrored inventory; reading it afresh.");
+            }
+            let (mirror, d, cancel) = (self.clone(), d.clone(), cancel.child_token());
+            tokio::spawn(async move { mirror.run(&d, cancel).await });
+        }
+    }
+
+    /// True when `dealership`'s inventory is answered from the mirror.
+    pub fn mirrors(&self, dealership: &str) -> bool {
+        self.inner.dealerships.contains_key(dealership)
+    }
+
+    /// The mirrored inventory; the first call before any successful read waits for one.
+    pub async fn inventory(&self, dealership: &str) -> Result<Mirrored, MirrorError> {
+        let d = self
+            .inner
+            .dealerships
+            .get(dealership)
+            .ok_or(AdapterError::Unsupported)?;
+        let held = d.read().copy.clone();
+        let copy = match held {
+            Some(copy) => copy,
+            None => self.sync(d, Read::IfMissing).await?,
+        };
+        let stale_since = d.read().last_success_at.filter(|at| {
+            Utc::now()
+                .signed_duration_since(*at)
+                .to_std()
+                .is_ok_and(|age| age > self.inner.config.stale_after)
+        });
+        Ok(Mirrored { copy, stale_since })
+    }
+
+    /// Asks for a read of `dealership`'s inventory now (an inbound vendor
+    /// event said a unit changed). Returns false for an unmirrored dealership.
+    pub fn request_sync(&self, dealership: &str) -> bool {
+        self.inner
+            .dealerships
+            .get(dealership)
+            .map(|d| d.wake.notify_one())
+            .is_some()
+    }
+
+    /// Reads `dealership`'s inventory now and records what changed.
+    pub async fn sync_now(&self, dealership: &str) -> Result<(), MirrorError> {
+        let d = self
+            .inner
+            .dealerships
+            .get(dealership)
+            .ok_or(AdapterError::Unsupported)?;
+        self.sync(d, Read::Always).await.map(|_| ())
+    }
+
+    /// Every mirror's state, for `/readyz`.
+    pub fn status(&self) -> Vec<MirrorStatus> {
+        let now = Utc::now();
+        self.inner
+            .dealerships
+            .values()
+            .map(|d| {
+                let state = d.read();
+                let stale = state.last_success_at.is_none_or(|at| {
+                    now.signed_duration_since(at)
+                        .to_std()
+                        .is_ok_and(|age| age > self.inner.config.stale_after)
+                });
+                MirrorStatus {
+                    dealership: d.id.clone(),
+                    listed: state.copy.as_ref().map_or(0, |c| c.listed.len()),
+                    last_success_at: state.last_success_at,
+                    stale,
+                    last_error: state.last_error,
+                    held_back_removals: state.held_back.map(|h| h.removals),
+                }
+            })
+            .collect()
+    }
+
+    async fn run(&self, d: &Dealership, cancel: CancellationToken) {
+        loop {
+            if let Err(e) = self.sync(d, Read::Always).await {
+                tracing::warn!(dealership = %d.id, error = %e, "Inventory read failed; serving the last good copy.");
+            }
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                _ = tokio::time::sleep(d.every) => {}
+                _ = d.wake.notified() => {}
+            }
+        }
+    }
+
+    /// Loads the stored copy; units are vouched for as of the last good read.
+    async fn load(&self, d: &Dealership) -> Result<(), StoreError> {
+        let stored = crate::store::mirror::load(&self.inner.store, &d.id).await?;
+        let Some(synced_at) = stored.last_success_at else {
+            return Ok(());
+        };
+        let stamp = synced_at.fixed_offset();
+        let listed = stored
+            .listed
+            .into_iter()
+            .map(|mut v| {
+                v.last_verified_at = v.last_verified_at.max(stamp);
+                Arc::new(v)
+            })
+            .collect();
+        let gone: BTreeMap<String, GoneUnit> =
+            stored.gone.into_iter().map(|g| (g.id.clone(), g)).collect();
+        let sold = gone.values().map(sold_unit).collect();
+        let copy = InventorySnapshot::new(listed, sold, Some(synced_at)).indexed();
+        self.set_units_gauge(d, copy.listed.len());
+        let mut state = d.write();
+        state.copy = Some(Arc::new(copy));
+        state.gone = gone;
+        state.last_success_at = Some(synced_at);
+        Ok(())
+    }
+
+    /// One read of the upstream, compared with the copy and recorded.
+    async fn sync(
+        &self,
+        d: &Dealership,
+        read: Read,
+    ) -> Result<Arc<InventorySnapshot>, MirrorError> {
+        let _turn = d.syncing.lock().await;
+        // Callers that queued behind the first read take its copy.
+        let held = d.read().copy.clone();
+        if let (Read::IfMissing, Some(copy)) = (read, held) {
+            return Ok(copy);
+        }
+        let fresh = match d.adapter.inventory().await {
+            Ok(fresh) => fresh,
+            Err(e) => {
+                d.write().last_error = Some(e.class());
+                self.count_sync(d, e.class());
+                return Err(e.into());
+            }
+        };
+        let (previous, gone) = {
+            let state = d.read();
+            (state.copy.clone(), state.gone.clone())
+        };
+        let now = Utc::now();
+        let plan = diff::plan(
+            previous.as_deref(),
+            &gone,
+            &fresh,
+            fresh.fetched_at.unwrap_or(now),
+        );
+        if let Some(previous) = &previous
+            && self.holds_back(d, &plan, previous.listed.len())
+        {
+            return Ok(previous.clone());
+        }
+        let changes = MirrorChanges {
+            listed: plan.upserts.iter().map(|v| &**v).collect(),
+            gone: plan.removed.clone(),
+        };
+        let recorded = crate::store::mirror::record_sync(
+            &self.inner.store,
+            &d.id,
+            &changes,
+            &plan.events,
+            now,
+        )
+        .await;
+        if let Err(e) = recorded {
+            d.write().last_error = Some("store");
+            self.count_sync(d, "store");
+            return Err(e.into());
+        }
+        let mut sold = fresh.sold.clone();
+        sold.extend(
+            plan.gone
+                .values()
+                .filter(|g| !fresh.sold.iter().any(|s| s.id == g.id))
+                .map(sold_unit),
+        );
+        let copy = Arc::new(
+            InventorySnapshot::new(fresh.listed.clone(), sold, fresh.fetched_at.or(Some(now)))
+                .indexed(),
+        );
+        if !plan.events.is_empty() {
+            tracing::info!(dealership = %d.id, events = plan.events.len(), listed = copy.listed.len(), "Inventory changed.");
+        }
+        self.inner
+            .metrics
+            .mirror_events
+            .get_or_create(&DealershipLabel {
+                dealership: d.id.clone(),
+            })
+            .inc_by(plan.events.len() as u64);
+        self.set_units_gauge(d, copy.listed.len());
+        self.count_sync(d, "ok");
+        let mut state = d.write();
+        state.copy = Some(copy.clone());
+        state.gone = plan.gone;
+        state.last_success_at = Some(now);
+        state.last_error = None;
+        state.held_back = None;
+        Ok(copy)
+    }
+
+    /// The mass-removal guard: a read removing too many units is kept back
+    /// until `confirm_removals` reads in a row agree.
+    fn holds_back(&self, d: &Dealership, plan: &diff::Plan, listed_before: usize) -> bool {
+        let config = &self.inner.config;
+        if !plan.removes_too_many(listed_before, config.max_removed_share) {
+            return false;
+        }
+        let mut state = d.write();
+        let reads = state.held_back.map_or(1, |h| h.reads + 1);
+        if reads >= config.confirm_removals {
+            tracing::warn!(dealership = %d.id, removals = plan.removed.len(), reads, "Applying a mass removal that several reads in a row agree on.");
+            return false;
+        }
+        state.held_back = Some(HeldBack {
+            removals: plan.removed.len(),
+            reads,
+        });
+        drop(state);
+        tracing::warn!(
+            dealership = %d.id,
+            removals = plan.removed.len(),
+            listed_before,
+            "An inventory read would remove too many units; held back until the next reads agree."
+        );
+        self.count_sync(d, "held_back");
+        true
+    }
+
+    fn count_sync(&self, d: &Dealership, outcome: &'static str) {
+        self.inner
+            .metrics
+            .mirror_syncs
+            .get_or_create(&MirrorSyncLabels {
+                dealership: d.id.clone(),
+                outcome,
+            })
+            .inc();
+    }
+
+    fn set_units_gauge(&self, d: &Dealership, listed: usize) {
+        self.inner
+            .metrics
+            .mirror_units
+            .get_or_create(&DealershipLabel {
+                dealership: d.id.clone(),
+            })
+            .set(i64::try_from(listed).unwrap_or(i64::MAX));
+    }
+}
+
+impl Dealership {
+    /// The state, even if a panicking writer poisoned the lock (it holds no invariant across writes).
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn sold_unit(g: &GoneUnit) -> SoldUnit {
+    SoldUnit {
+        id: g.id.clone(),
+        vin: g.vin.clone(),
+        stock: g.stock.clone(),
+    }
+}

@@ -1,0 +1,195 @@
+//! `events.list`: a dealership's change events (AutomotiveMCP Level 3), in
+//! order, resumable from a cursor across restarts. A caller sees the events
+//! of the domains its scopes can read; lead and appointment events only for
+//! its own records unless it has the domain's staff scope.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::contract::error::{ErrorCode, ToolError};
+use crate::contract::{Principal, Scope};
+use crate::model::event::{Event, EventType, ResourceKind};
+use crate::store::events::{self, StoredEvent};
+use crate::tools::{Check, Handled, ToolArgs, ToolContext, to_result};
+
+/// Rows read per query while filtering.
+const BATCH: u32 = 200;
+/// Rows one call looks through at most; past it, the caller resumes from `next_cursor`.
+const SCAN_LIMIT: usize = 5_000;
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    #[schemars(length(min = 1, max = 64))]
+    pub dealership_id: String,
+    /// `next_cursor` from the previous call: events after it. Without one, the
+    /// oldest events kept (`events.retention`).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 32))]
+    pub cursor: Option<String>,
+    /// Only these event types (all you may see when empty).
+    #[serde(default)]
+    pub types: Vec<EventType>,
+    /// Only events about this resource.
+    #[serde(default)]
+    pub resource: Option<ResourceFilter>,
+    /// Events per page (default and maximum as for every list).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// One resource, by kind and id (as events name it).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceFilter {
+    pub kind: ResourceKind,
+    #[schemars(length(min = 1, max = 128))]
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ListResult {
+    /// In sequence order. Delivery is at least once: deduplicate on `id`.
+    pub events: Vec<Event>,
+    /// Always present: pass it back as `cursor` to resume after the last event
+    /// looked at (also when none matched), now or after a restart.
+    pub next_cursor: String,
+    /// True when more events may follow at once; false when you are caught up.
+    pub has_more: bool,
+}
+
+impl ToolArgs for ListArgs {
+    fn dealership_id(&self) -> Option<&str> {
+        Some(&self.dealership_id)
+    }
+
+    fn validate(&self, check: &mut Check<'_>) {
+        check.limit("/limit", self.limit);
+        if self
+            .cursor
+            .as_deref()
+            .is_some_and(|c| parse_cursor(c).is_none())
+        {
+            check.problems.push(
+                "/cursor",
+                "not a cursor this tool gave out (use next_cursor)",
+            );
+        }
+    }
+}
+
+fn parse_cursor(cursor: &str) -> Option<u64> {
+    cursor.strip_prefix("ev.")?.parse().ok()
+}
+
+fn cursor_at(sequence: u64) -> String {
+    format!("ev.{sequence}")
+}
+
+/// Which events a principal may see, by resource kind.
+struct Visibility<'a> {
+    principal: &'a Principal,
+    types: Vec<EventType>,
+}
+
+impl<'a> Visibility<'a> {
+    /// The caller's readable event types among those asked for; refuses
+    /// types the caller's scopes cannot read, naming the scope.
+    fn new(principal: &'a Principal, asked: &[EventType]) -> Result<Self, ToolError> {
+        let readable = |t: &EventType| principal.has_scope(read_scope(t.resource_kind()));
+        if let Some(t) = asked.iter().find(|t| !readable(t)) {
+            return Err(forbidden(read_scope(t.resource_kind())));
+        }
+        let types: Vec<EventType> = if asked.is_empty() {
+            EventType::ALL.into_iter().filter(readable).collect()
+        } else {
+            asked.to_vec()
+        };
+        if types.is_empty() {
+            return Err(forbidden(Scope::InventoryRead));
+        }
+        Ok(Self { principal, types })
+    }
+
+    fn sees(&self, stored: &StoredEvent) -> bool {
+        let kind = stored.event.event_type.resource_kind();
+        self.types.contains(&stored.event.event_type)
+            && match (staff_scope(kind), &stored.owner) {
+                (Some(staff), Some(owner)) => {
+                    self.principal.has_scope(staff) || **owner == *self.principal.name
+                }
+                _ => true,
+            }
+    }
+}
+
+fn read_scope(kind: ResourceKind) -> Scope {
+    match kind {
+        ResourceKind::Vehicle => Scope::InventoryRead,
+        ResourceKind::Lead => Scope::LeadsRead,
+        ResourceKind::Appointment | ResourceKind::RepairOrder => Scope::ServiceRead,
+    }
+}
+
+/// The scope that shows every customer's records of this kind.
+fn staff_scope(kind: ResourceKind) -> Option<Scope> {
+    match kind {
+        ResourceKind::Lead => Some(Scope::LeadsStaff),
+        ResourceKind::Appointment => Some(Scope::ServiceStaff),
+        ResourceKind::Vehicle | ResourceKind::RepairOrder => None,
+    }
+}
+
+fn forbidden(scope: Scope) -> ToolError {
+    ToolError::new(
+        ErrorCode::AuthForbidden,
+        "Your token does not carry the scope to read these events.",
+    )
+    .with_details(json!({ "required_scope": scope.as_str() }))
+}
+
+pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
+    let visible = Visibility::new(ctx.principal, &args.types)?;
+    let limit = ctx.page_size(args.limit) as usize;
+    let mut position = args.cursor.as_deref().and_then(parse_cursor).unwrap_or(0);
+    let (mut found, mut scanned, mut at_end) = (Vec::new(), 0usize, false);
+    while found.len() < limit && scanned < SCAN_LIMIT {
+        let batch = events::after(&ctx.services.store, &args.dealership_id, position, BATCH)
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "Could not read events.");
+                ToolError::internal()
+            })?;
+        at_end = batch.len() < BATCH as usize;
+        for stored in batch {
+            scanned += 1;
+            position = stored.event.sequence;
+            let wanted = args.resource.as_ref().is_none_or(|r| {
+                r.kind == stored.event.resource.kind && r.id == stored.event.resource.id
+            });
+            if wanted && visible.sees(&stored) {
+                found.push(stored.event);
+                if found.len() == limit {
+                    break;
+                }
+            }
+        }
+        if at_end {
+            break;
+        }
+    }
+    let has_more = !at_end || found.len() == limit && more_after(&ctx, &args, position).await;
+    to_result(&ListResult {
+        events: found,
+        next_cursor: cursor_at(position),
+        has_more,
+    })
+}
+
+/// Whether the log has events past `position` (a full page may end exactly at the head).
+async fn more_after(ctx: &ToolContext<'_>, args: &ListArgs, position: u64) -> bool {
+    events::head(&ctx.services.store, &args.dealership_id)
+        .await
+        .is_ok_and(|head| head > position)
+}
