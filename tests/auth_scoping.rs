@@ -91,6 +91,7 @@ async fn tools_list_shows_only_what_the_caller_can_use() {
         "service_cancel_appointment",
         "service_get_repair_order",
         "service_list_repair_orders",
+        "events_list",
     ];
     let all: Vec<&str> = reads.iter().chain(&leads).copied().collect();
     for token in ["demo-token-group", "demo-token-cdk"] {

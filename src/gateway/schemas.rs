@@ -72,11 +72,15 @@ impl Gateway {
         {
             return false;
         }
-        let usable = self
+        let mut usable = self
             .dealerships()
             .filter(|d| principal.may_use(&d.profile.id));
         match tool.domain() {
-            None => self.dealerships().any(|d| principal.may_use(&d.profile.id)),
+            None => usable.any(|d| {
+                tool.spec()
+                    .useful_at
+                    .is_none_or(|useful| useful(principal, d))
+            }),
             Some(domain) => usable
                 .filter(|d| !principal.anonymous || d.anonymous_inventory)
                 .any(|d| d.routes.contains_key(&domain)),

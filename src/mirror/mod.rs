@@ -6,7 +6,7 @@
 //! the copy survives restarts, so the first read after one is compared with
 //! what was seen before it.
 
-mod diff;
+pub mod diff;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};

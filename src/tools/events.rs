@@ -11,7 +11,7 @@ use crate::contract::error::{ErrorCode, ToolError};
 use crate::contract::{Principal, Scope};
 use crate::model::event::{Event, EventType, ResourceKind};
 use crate::store::events::{self, StoredEvent};
-use crate::tools::{Check, Handled, ToolArgs, ToolContext, to_result};
+use crate::tools::{Check, Dealership, Handled, ToolArgs, ToolContext, to_result};
 
 /// Rows read per query while filtering.
 const BATCH: u32 = 200;
@@ -122,6 +122,14 @@ impl<'a> Visibility<'a> {
                 _ => true,
             }
     }
+}
+
+/// Events are of use where the caller reads a domain the dealership routes.
+pub fn useful_at(principal: &Principal, dealership: &Dealership) -> bool {
+    EventType::ALL.into_iter().any(|t| {
+        let kind = t.resource_kind();
+        principal.has_scope(read_scope(kind)) && dealership.routes.contains_key(&kind.domain())
+    })
 }
 
 fn read_scope(kind: ResourceKind) -> Scope {

@@ -36,6 +36,9 @@ pub struct ToolSpec {
     pub destructive: bool,
     /// Only for callers with a token (the anonymous caller neither sees nor calls it).
     pub signed_in: bool,
+    /// For tools without a domain: whether a caller has a use for it at a
+    /// dealership (`None`: wherever it may use the dealership).
+    pub useful_at: Option<fn(&crate::contract::Principal, &super::Dealership) -> bool>,
     pub input_schema: fn() -> Arc<JsonObject>,
     pub output_schema: fn() -> Arc<JsonObject>,
     /// Parses arguments (already checked against the input schema).
@@ -110,6 +113,7 @@ macro_rules! tool {
         handler: $handler:path,
         $(on_replay: $on_replay:path,)?
         $(signed_in: $signed_in:expr,)?
+        $(useful_at: $useful_at:path,)?
     ) => {{
         fn handle<'a>(ctx: ToolContext<'a>, args: Box<dyn AnyArgs>) -> BoxFuture<'a, Handled> {
             Box::pin(async move { $handler(ctx, downcast::<$args>(args)?).await })
@@ -124,6 +128,7 @@ macro_rules! tool {
             open_world: $open_world,
             destructive: $destructive,
             signed_in: false $(|| $signed_in)?,
+            useful_at: tool!(@optional $($useful_at)?),
             input_schema: schema_of::<$args>,
             output_schema: schema_of::<$result>,
             parse: parse::<$args>,
@@ -331,5 +336,6 @@ pub const TOOLS: &[ToolSpec] = &[
         result: events::ListResult,
         handler: events::list,
         signed_in: true,
+        useful_at: events::useful_at,
     },
 ];
