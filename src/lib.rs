@@ -10,7 +10,8 @@
 //!   (idempotency keys, invalidation), the upstream error mapping, audit;
 //! - [`tools`]: the canonical surface, one table row per tool plus handlers
 //!   that see a `ToolContext`, never the gateway;
-//! - [`leads`] (the lead desk, its domain record and outbox), [`adapters`]
+//! - [`leads`] (the lead desk, its domain record and outbox), [`webhooks`]
+//!   (signed event webhooks out, from a durable cursor), [`adapters`]
 //!   (a closed set of upstream kinds driven by `adapters/` profiles and
 //!   `mappings/` field maps), [`store`] (all SQL);
 //! - [`config`] (strict types, pure validation), [`model`] (canonical types),
@@ -34,3 +35,4 @@ pub mod runtime;
 pub mod store;
 pub mod telemetry;
 pub mod tools;
+pub mod webhooks;

@@ -32,6 +32,7 @@ use crate::model::{DealershipProfile, Domain};
 use crate::store::{AuditWriter, Store, StoreError};
 use crate::telemetry::metrics::Metrics;
 use crate::tools::{Dealership, Route, ServiceParts, Services};
+use crate::webhooks::Webhooks;
 
 /// Everything built from the config, before anything runs.
 pub struct Runtime {
@@ -39,6 +40,7 @@ pub struct Runtime {
     feeds: Vec<FeedAdapter>,
     store: StoreConfig,
     leads: LeadsConfig,
+    webhooks: Webhooks,
 }
 
 /// What `build` makes; `start` adds the store and what needs it.
@@ -59,6 +61,7 @@ pub struct Started {
     pub gateway: Gateway,
     audit_task: Option<JoinHandle<()>>,
     outbox_task: JoinHandle<()>,
+    webhooks_task: JoinHandle<()>,
 }
 
 impl Runtime {
@@ -86,6 +89,12 @@ impl Runtime {
         );
         let outbox_task = outbox.spawn(cancel.child_token());
         let leads = LeadDesk::new(&store, self.leads, wake);
+        let webhooks = self.webhooks.status();
+        let webhooks_task = self.webhooks.spawn(
+            store.clone(),
+            self.parts.metrics.clone(),
+            cancel.child_token(),
+        );
         for feed in &self.feeds {
             feed.spawn_refresh(cancel.child_token());
         }
@@ -106,12 +115,14 @@ impl Runtime {
             audit,
             tool_names: p.tool_names,
             tasks: p.tasks,
+            webhooks,
         });
         gateway.spawn_quota_sweep(cancel.child_token());
         Ok(Started {
             gateway,
             audit_task,
             outbox_task,
+            webhooks_task,
         })
     }
 }
@@ -126,10 +137,11 @@ fn lead_sinks(dealerships: &[Dealership]) -> BTreeMap<String, Arc<Adapter>> {
 }
 
 impl Started {
-    /// Waits for queued audit records and the delivery in progress (after `cancel` fired).
+    /// Waits for queued audit records and the deliveries in progress (after `cancel` fired).
     pub async fn finish(self) {
         drop(self.gateway);
         let _ = self.outbox_task.await;
+        let _ = self.webhooks_task.await;
         if let Some(task) = self.audit_task {
             let _ = task.await;
         }
@@ -159,6 +171,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         }
     }
     let auth = build_auth(config, base, &mut errors);
+    let webhooks = crate::webhooks::build(config, base, &mut errors);
     let cursors = match &config.server.cursor_secret {
         Some(source) => match resolve_secret(source, base) {
             Ok(key) => CursorCodec::new(key.expose_secret().as_bytes()),
@@ -194,6 +207,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         feeds,
         store: config.store.clone(),
         leads: config.leads.clone(),
+        webhooks,
     })
 }
 

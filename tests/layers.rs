@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["mcp"],
     &["gateway"],
     &["tools"],
-    &["leads"],
+    &["leads", "webhooks"],
     &["adapters", "store"],
     &["config"],
     &["model", "adf"],

@@ -61,6 +61,18 @@ pub struct LeadLabels {
     pub status: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WebhookLabels {
+    pub endpoint: String,
+    /// `delivered`, `retried` or `dead_lettered`.
+    pub result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EndpointName {
+    pub endpoint: String,
+}
+
 /// Every metric the bridge exports.
 pub struct Metrics {
     registry: Registry,
@@ -75,6 +87,9 @@ pub struct Metrics {
     pub audit_dropped: Counter,
     pub leads: Family<LeadLabels, Counter>,
     pub lead_deliveries: Family<DeliveryLabels, Counter>,
+    pub webhook_deliveries: Family<WebhookLabels, Counter>,
+    /// Events after each webhook endpoint's cursors.
+    pub webhook_undelivered: Family<EndpointName, Gauge>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -99,6 +114,18 @@ impl Metrics {
         let audit_dropped = Counter::default();
         let leads = Family::<LeadLabels, Counter>::default();
         let lead_deliveries = Family::<DeliveryLabels, Counter>::default();
+        let webhook_deliveries = Family::<WebhookLabels, Counter>::default();
+        let webhook_undelivered = Family::<EndpointName, Gauge>::default();
+        registry.register(
+            "webhook_deliveries",
+            "Webhook POSTs by endpoint and result (delivered, retried, dead_lettered)",
+            webhook_deliveries.clone(),
+        );
+        registry.register(
+            "webhook_undelivered_events",
+            "Events after a webhook endpoint's cursors, not yet delivered",
+            webhook_undelivered.clone(),
+        );
         registry.register(
             "leads",
             "Leads accepted by leads.create, by status",
@@ -161,6 +188,8 @@ impl Metrics {
             audit_dropped,
             leads,
             lead_deliveries,
+            webhook_deliveries,
+            webhook_undelivered,
         })
     }
 
@@ -178,6 +207,15 @@ impl Metrics {
             .get_or_create(&DeliveryLabels {
                 upstream: upstream.to_owned(),
                 outcome,
+            })
+            .inc();
+    }
+
+    pub fn record_webhook(&self, endpoint: &str, result: &'static str) {
+        self.webhook_deliveries
+            .get_or_create(&WebhookLabels {
+                endpoint: endpoint.to_owned(),
+                result,
             })
             .inc();
     }

@@ -32,6 +32,7 @@ pub mod mock_feed;
 pub mod mock_opentrack;
 pub mod mock_smtp;
 pub mod mock_tekion;
+pub mod mock_webhooks;
 pub mod mock_xtime;
 pub mod oauth;
 mod xml;
