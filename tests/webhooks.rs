@@ -15,7 +15,7 @@ use base64::Engine;
 use common::config::quoted;
 use common::leads::{accepting_intake, lead, leads};
 use common::process::{free_addr, start_bridge};
-use common::{Bridge, Client, call, connect, metrics_text, ok, with_config};
+use common::{Bridge, Client, call, connect, demo, metrics_text, ok, with_config};
 use dms_bridge_testkit::mock_webhooks::{Delivery, MockWebhooks};
 use hmac::{Hmac, Mac};
 use serde_json::Value;
@@ -402,4 +402,30 @@ async fn a_new_endpoint_starts_at_the_head_and_gets_only_types_it_takes() {
         got.iter().all(|e| e["sequence"].as_u64() > Some(4)),
         "no history from before the endpoint: {got:?}"
     );
+}
+
+#[tokio::test]
+async fn the_demo_receiver_lists_the_signed_events_of_demo_cdk() {
+    let bridge = demo().await;
+    let mocks = bridge.mocks.as_ref().unwrap();
+    let client = connect(&bridge.url, Some("demo-token-cdk")).await;
+    let taken = ok(&call(&client, "leads.create", lead("demo-cdk", 1)).await);
+    let list = format!("{}/webhooks/deliveries", mocks.webhook_url);
+    let listed = tokio::time::timeout(WAIT, async {
+        loop {
+            let listed: Value = reqwest::get(&list).await.unwrap().json().await.unwrap();
+            if !listed["deliveries"].as_array().unwrap().is_empty() {
+                return listed;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the demo receiver got the lead's event");
+    let first: Value =
+        serde_json::from_str(listed["deliveries"][0]["body"].as_str().unwrap()).unwrap();
+    assert_eq!(first["type"], "lead.created");
+    assert_eq!(first["dealership_id"], "demo-cdk");
+    assert_eq!(first["resource"]["id"], taken["lead_id"]);
+    assert_eq!(listed["refused_signatures"], 0, "every signature verified");
 }
