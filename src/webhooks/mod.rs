@@ -31,6 +31,9 @@ use crate::telemetry::metrics::{EndpointName, Metrics};
 /// How often the undelivered-events gauge is brought up to date.
 const GAUGE_REFRESH: Duration = Duration::from_secs(1);
 
+/// Endpoint ids and the dealerships each covers.
+type Covering = Arc<[(String, Vec<String>)]>;
+
 /// Every configured endpoint and the event log's retention, before anything runs.
 pub struct Webhooks {
     endpoints: Vec<Arc<Endpoint>>,
@@ -57,12 +60,15 @@ impl Webhooks {
     /// What `/readyz` reports from.
     pub fn status(&self) -> Status {
         Status {
-            endpoints: self
-                .endpoints
-                .iter()
-                .map(|e| (e.id.clone(), e.dealerships.clone()))
-                .collect(),
+            endpoints: self.covering(),
         }
+    }
+
+    fn covering(&self) -> Covering {
+        self.endpoints
+            .iter()
+            .map(|e| (e.id.clone(), e.dealerships.clone()))
+            .collect()
     }
 
     /// Starts a deliverer per (endpoint, dealership), the purge and the
@@ -89,7 +95,7 @@ impl Webhooks {
         let purger = purge::Purger {
             config: self.events,
             dealerships: self.dealerships,
-            endpoints: self.endpoints,
+            endpoints: status.endpoints.clone(),
             store: store.clone(),
         };
         tasks.spawn(purger.run(cancel.child_token()));
@@ -103,7 +109,7 @@ impl Webhooks {
 /// Each endpoint's dealerships, to report its standing from the store.
 #[derive(Clone, Default)]
 pub struct Status {
-    endpoints: Arc<[(String, Vec<String>)]>,
+    endpoints: Covering,
 }
 
 /// An endpoint's standing over all its dealerships.
