@@ -11,7 +11,8 @@
 //! - [`tools`]: the canonical surface, one table row per tool plus handlers
 //!   that see a `ToolContext`, never the gateway;
 //! - [`leads`] (the lead desk, its domain record and outbox), [`mirror`] (the
-//!   inventory mirror and its `vehicle.*` events), [`adapters`]
+//!   inventory mirror and its `vehicle.*` events), [`webhooks`] (signed event
+//!   webhooks out, from a durable cursor), [`adapters`]
 //!   (a closed set of upstream kinds driven by `adapters/` profiles and
 //!   `mappings/` field maps), [`store`] (all SQL);
 //! - [`config`] (strict types, pure validation), [`model`] (canonical types),
@@ -36,3 +37,4 @@ pub mod runtime;
 pub mod store;
 pub mod telemetry;
 pub mod tools;
+pub mod webhooks;

@@ -33,6 +33,7 @@ use crate::model::{DealershipProfile, Domain};
 use crate::store::{AuditWriter, Store, StoreError};
 use crate::telemetry::metrics::Metrics;
 use crate::tools::{Dealership, Route, ServiceParts, Services};
+use crate::webhooks::Webhooks;
 
 /// Everything built from the config, before anything runs.
 pub struct Runtime {
@@ -40,6 +41,7 @@ pub struct Runtime {
     store: StoreConfig,
     leads: LeadsConfig,
     mirror: MirrorConfig,
+    webhooks: Webhooks,
 }
 
 /// What `build` makes; `start` adds the store and what needs it.
@@ -60,6 +62,7 @@ pub struct Started {
     pub gateway: Gateway,
     audit_task: Option<JoinHandle<()>>,
     outbox_task: JoinHandle<()>,
+    webhooks_task: JoinHandle<()>,
 }
 
 impl Runtime {
@@ -94,6 +97,12 @@ impl Runtime {
             mirror_sources(&self.parts.dealerships),
         );
         mirror.start(cancel).await;
+        let webhooks = self.webhooks.status();
+        let webhooks_task = self.webhooks.spawn(
+            store.clone(),
+            self.parts.metrics.clone(),
+            cancel.child_token(),
+        );
         let p = self.parts;
         let services = Services::new(ServiceParts {
             dealerships: p.dealerships,
@@ -112,12 +121,14 @@ impl Runtime {
             audit,
             tool_names: p.tool_names,
             tasks: p.tasks,
+            webhooks,
         });
         gateway.spawn_quota_sweep(cancel.child_token());
         Ok(Started {
             gateway,
             audit_task,
             outbox_task,
+            webhooks_task,
         })
     }
 }
@@ -147,10 +158,11 @@ fn lead_sinks(dealerships: &[Dealership]) -> BTreeMap<String, Arc<Adapter>> {
 }
 
 impl Started {
-    /// Waits for queued audit records and the delivery in progress (after `cancel` fired).
+    /// Waits for queued audit records and the deliveries in progress (after `cancel` fired).
     pub async fn finish(self) {
         drop(self.gateway);
         let _ = self.outbox_task.await;
+        let _ = self.webhooks_task.await;
         if let Some(task) = self.audit_task {
             let _ = task.await;
         }
@@ -177,6 +189,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         }
     }
     let auth = build_auth(config, base, &mut errors);
+    let webhooks = crate::webhooks::build(config, base, &mut errors);
     let cursors = match &config.server.cursor_secret {
         Some(source) => match resolve_secret(source, base) {
             Ok(key) => CursorCodec::new(key.expose_secret().as_bytes()),
@@ -212,6 +225,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         store: config.store.clone(),
         leads: config.leads.clone(),
         mirror: config.mirror.clone(),
+        webhooks,
     })
 }
 

@@ -140,6 +140,7 @@ fn demo_config(upstream: &str) -> String {
         .replace("{xtime_url}", upstream)
         .replace("{tekion_url}", upstream)
         .replace("{opentrack_url}", upstream)
+        .replace("{webhook_url}", upstream)
         .replace("{smtp_port}", "2525")
         .replace("{listen}", "127.0.0.1:8787")
 }
@@ -881,5 +882,87 @@ fn tasks_problems_are_all_listed_with_their_paths() {
     assert!(
         outcome.problems().iter().any(|p| p.contains("inline_wiat")),
         "{outcome:?}"
+    );
+}
+
+#[test]
+fn webhook_problems_are_all_listed_with_their_paths() {
+    let toml = valid_config()
+        + r#"
+[events]
+retention = "0s"
+
+[webhooks.Bad_Hook]
+url = "ftp://hooks.example.com/in"
+secret = { value = "not-a-whsec" }
+dealerships = ["acme", "nope"]
+types = ["lead.created", "vehicle.exploded"]
+max_attempts = 0
+base_delay = "5m"
+max_delay = "1m"
+
+[webhooks.short]
+url = "https://hooks.example.com/in"
+secret = { value = "whsec_c2hvcnQ=" }
+dealerships = []
+"#;
+    assert_problems(
+        &check(&toml),
+        &[
+            ("events.retention", "must be longer than 0s"),
+            ("webhooks.Bad_Hook", "webhook ids use"),
+            ("webhooks.Bad_Hook.url", "is not an http(s) URL"),
+            ("webhooks.Bad_Hook.secret", "must start with whsec_"),
+            (
+                "webhooks.Bad_Hook.dealerships[1]",
+                "no dealership with id \"nope\"",
+            ),
+            (
+                "webhooks.Bad_Hook.types[1]",
+                "unknown event type \"vehicle.exploded\"",
+            ),
+            ("webhooks.Bad_Hook.max_attempts", "must be at least 1"),
+            ("webhooks.Bad_Hook.base_delay", "must not exceed"),
+            ("webhooks.short.secret", "decodes to 5 bytes"),
+            (
+                "webhooks.short.dealerships",
+                "list at least one dealership id",
+            ),
+        ],
+    );
+    let typo = valid_config()
+        + "\n[webhooks.hook]\nurl = \"https://hooks.example.com/in\"\nsecret = { env = \"HOOK_SECRET_XYZ\" }\ndealerships = [\"*\"]\nmax_attempt = 3\n";
+    let outcome = check(&typo);
+    assert_eq!(outcome.code, 2, "{outcome:?}");
+    assert!(
+        outcome.problems().iter().any(|p| p.contains("max_attempt")),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn a_webhook_secret_from_the_environment_is_read_and_checked() {
+    let toml = valid_config()
+        + "\n[webhooks.hook]\nurl = \"https://hooks.example.com/in\"\nsecret = { env = \"SOME_UNSET_VAR_XYZ\" }\ndealerships = [\"*\"]\n";
+    assert_problems(
+        &check(&toml),
+        &[(
+            "webhooks.hook.secret",
+            "environment variable SOME_UNSET_VAR_XYZ is not set",
+        )],
+    );
+    let with_env = |value: &str| {
+        check_with_env(
+            &toml.replace("SOME_UNSET_VAR_XYZ", "HOOK_SECRET_XYZ"),
+            &[("HOOK_SECRET_XYZ", value)],
+        )
+    };
+    assert_problems(
+        &with_env("hunter2"),
+        &[("webhooks.hook.secret", "must start with whsec_")],
+    );
+    assert_ok(
+        &with_env("whsec_dGVzdC13ZWJob29rLXNpZ25pbmcta2V5LTMyYnl0ZXM="),
+        "1 dealership(s), 1 upstream(s), 1 token(s)",
     );
 }

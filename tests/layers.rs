@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["mcp"],
     &["gateway"],
     &["tools"],
-    &["leads", "mirror"],
+    &["leads", "mirror", "webhooks"],
     &["adapters", "store"],
     &["config"],
     &["model", "adf"],

@@ -179,7 +179,9 @@ mod with_mocks {
              \n                  (no token)       -> demo-feed inventory, anonymously\
              \n  Lead delivery:  demo-cdk  -> CRM ADF HTTP intake {crm}/adf/demo-cdk (token + HMAC signature)\
              \n                  demo-feed -> CRM ADF mailbox smtp://{smtp}\
-             \n  What the CRM received:  curl {crm}/adf/received   curl {crm}/smtp/received\n",
+             \n  What the CRM received:  curl {crm}/adf/received   curl {crm}/smtp/received\
+             \n  Webhooks:       demo-cdk and demo-feed events -> {webhook}/webhooks (Standard Webhooks signatures)\
+             \n  What the receiver got:  curl {webhook}/webhooks/deliveries\n",
             cdk = mocks.cdk_url,
             feed = mocks.feed_url,
             crm = mocks.crm_url,
@@ -188,6 +190,7 @@ mod with_mocks {
             tekion = mocks.tekion_url,
             xtime = mocks.xtime_url,
             blackbook = mocks.blackbook_url,
+            webhook = mocks.webhook_url,
         );
         if !stdio {
             banner.push_str(&format!(

@@ -8,6 +8,7 @@
 
 pub mod catalog;
 mod cidr;
+mod events;
 mod gateway;
 mod leads;
 mod load;
@@ -25,6 +26,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub use cidr::{Cidr, canonical as canonical_ip};
+pub use events::{EventsConfig, WebhookConfig, webhook_dealerships, webhook_key};
 pub use gateway::{
     BreakerConfig, CacheConfig, Rate, RateLimitsConfig, ResilienceConfig, RetryConfig, StoreConfig,
     ToolClass,
@@ -75,6 +77,12 @@ pub struct Config {
     /// that signs in); static tokens keep working beside it.
     #[serde(default)]
     pub oauth: Option<OAuthConfig>,
+    /// The event log's retention.
+    #[serde(default)]
+    pub events: EventsConfig,
+    /// Endpoints that get the dealerships' events as signed webhooks, by id.
+    #[serde(default)]
+    pub webhooks: BTreeMap<String, WebhookConfig>,
 }
 
 /// The MCP endpoint and the HTTP server in front of it.

@@ -49,6 +49,7 @@ impl Config {
         super::oauth::validate(self, &mut errors);
         super::tasks::validate(self, &mut errors);
         super::mirror::validate(self, &mut errors);
+        super::events::validate(self, &mut errors);
         errors
     }
 
@@ -166,20 +167,7 @@ impl Config {
     }
 
     fn validate_token(&self, path: &str, t: &TokenConfig, errors: &mut Vec<ConfigError>) {
-        if t.dealerships.is_empty() {
-            errors.push(ConfigError::new(
-                format!("{path}.dealerships"),
-                "list at least one dealership id, or \"*\"",
-            ));
-        }
-        for (i, id) in t.dealerships.iter().enumerate() {
-            if id != "*" && !self.dealerships.iter().any(|d| &d.id == id) {
-                errors.push(ConfigError::new(
-                    format!("{path}.dealerships[{i}]"),
-                    format!("no dealership with id {id:?}"),
-                ));
-            }
-        }
+        check_dealership_ids(self, &format!("{path}.dealerships"), &t.dealerships, errors);
         if t.scopes.is_empty() {
             errors.push(ConfigError::new(
                 format!("{path}.scopes"),
@@ -286,7 +274,30 @@ pub(super) fn check_url(path: &str, url: &str, errors: &mut Vec<ConfigError>) {
     }
 }
 
-fn is_identifier(s: &str) -> bool {
+/// A list of dealership ids (or `"*"`) at `path`: not empty, each configured.
+pub(super) fn check_dealership_ids(
+    config: &Config,
+    path: &str,
+    ids: &[String],
+    errors: &mut Vec<ConfigError>,
+) {
+    if ids.is_empty() {
+        errors.push(ConfigError::new(
+            path,
+            "list at least one dealership id, or \"*\"",
+        ));
+    }
+    for (i, id) in ids.iter().enumerate() {
+        if id != "*" && !config.dealerships.iter().any(|d| &d.id == id) {
+            errors.push(ConfigError::new(
+                format!("{path}[{i}]"),
+                format!("no dealership with id {id:?}"),
+            ));
+        }
+    }
+}
+
+pub(super) fn is_identifier(s: &str) -> bool {
     (1..=64).contains(&s.len())
         && s.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')

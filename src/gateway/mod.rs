@@ -38,6 +38,8 @@ pub struct GatewayParts {
     pub tool_names: ToolNames,
     /// Slow reads as tasks.
     pub tasks: TasksConfig,
+    /// Webhook endpoints, for `/readyz`.
+    pub webhooks: crate::webhooks::Status,
 }
 
 /// The engine behind every transport. Cheap to clone.
@@ -54,6 +56,7 @@ struct Inner {
     limits_by_caller: CallerLimits,
     audit: Option<AuditWriter>,
     tasks: tasks::TaskDesk,
+    webhooks: crate::webhooks::Status,
 }
 
 impl Gateway {
@@ -67,6 +70,7 @@ impl Gateway {
                 limits_by_caller: parts.caller_limits,
                 audit: parts.audit,
                 tasks: tasks::TaskDesk::new(parts.tasks),
+                webhooks: parts.webhooks,
             }),
         }
     }
@@ -113,6 +117,11 @@ impl Gateway {
 
     pub fn store(&self) -> &Store {
         &self.inner.services.store
+    }
+
+    /// Webhook endpoints' standing, for `/readyz`.
+    pub fn webhooks(&self) -> &crate::webhooks::Status {
+        &self.inner.webhooks
     }
 
     /// The lead desk.

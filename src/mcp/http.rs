@@ -367,8 +367,10 @@ fn unauthorized(gateway: &Gateway, token_presented: bool) -> Response {
     response
 }
 
-/// Ready when the store answers; upstream circuits are reported but an
-/// unhealthy dealer system does not take the whole bridge out of rotation.
+/// Ready when the store answers; upstream circuits and webhook endpoints'
+/// backlogs and dead letters are reported, but an unhealthy dealer system or
+/// receiver does not take the whole bridge out of rotation (another replica
+/// would not deliver any better).
 async fn readyz(State(gateway): State<Gateway>) -> Response {
     let store = match gateway.store().ping().await {
         Ok(()) => "ok",
@@ -393,11 +395,39 @@ async fn readyz(State(gateway): State<Gateway>) -> Response {
     };
     // Stale mirrors are reported, not failed on: the copy still answers, with a notice.
     let inventory = gateway.services().mirror.status();
-    (
-        status,
-        axum::Json(json!({ "store": store, "upstreams": upstreams, "inventory": inventory })),
-    )
-        .into_response()
+    let mut body = json!({ "store": store, "upstreams": upstreams, "inventory": inventory });
+    if let Some(webhooks) = webhook_standing(&gateway).await {
+        body["webhooks"] = webhooks;
+    }
+    (status, axum::Json(body)).into_response()
+}
+
+/// Each webhook endpoint's backlog and dead letters, with `state`: `ok`,
+/// `behind` (events not yet delivered) or `dead_letters` (a warning).
+async fn webhook_standing(gateway: &Gateway) -> Option<serde_json::Value> {
+    let reports = match gateway.webhooks().report(gateway.store()).await {
+        Ok(r) if r.is_empty() => return None,
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(error = %e, "Cannot read webhook cursors.");
+            return Some(json!("error"));
+        }
+    };
+    let endpoints = reports.into_iter().map(|r| {
+        let state = match (r.dead_letters, r.undelivered) {
+            (0, 0) => "ok",
+            (0, _) => "behind",
+            _ => "dead_letters",
+        };
+        let endpoint = r.endpoint.clone();
+        let mut value = json!(r);
+        value["state"] = json!(state);
+        if let Some(fields) = value.as_object_mut() {
+            fields.remove("endpoint");
+        }
+        (endpoint, value)
+    });
+    Some(serde_json::Value::Object(endpoints.collect()))
 }
 
 async fn metrics(State(gateway): State<Gateway>) -> Response {

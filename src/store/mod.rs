@@ -10,6 +10,7 @@ pub mod idempotency;
 pub mod leads;
 pub mod mirror;
 pub mod tasks;
+pub mod webhooks;
 
 use std::str::FromStr;
 use std::sync::Arc;

@@ -73,6 +73,18 @@ pub struct DealershipLabel {
     pub dealership: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WebhookLabels {
+    pub endpoint: String,
+    /// `delivered`, `retried` or `dead_lettered`.
+    pub result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct EndpointName {
+    pub endpoint: String,
+}
+
 /// Every metric the bridge exports.
 pub struct Metrics {
     registry: Registry,
@@ -92,6 +104,9 @@ pub struct Metrics {
     pub mirror_units: Family<DealershipLabel, Gauge>,
     /// Vehicle events recorded by mirror syncs.
     pub mirror_events: Family<DealershipLabel, Counter>,
+    pub webhook_deliveries: Family<WebhookLabels, Counter>,
+    /// Events after each webhook endpoint's cursors.
+    pub webhook_undelivered: Family<EndpointName, Gauge>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -116,6 +131,18 @@ impl Metrics {
         let audit_dropped = Counter::default();
         let leads = Family::<LeadLabels, Counter>::default();
         let lead_deliveries = Family::<DeliveryLabels, Counter>::default();
+        let webhook_deliveries = Family::<WebhookLabels, Counter>::default();
+        let webhook_undelivered = Family::<EndpointName, Gauge>::default();
+        registry.register(
+            "webhook_deliveries",
+            "Webhook POSTs by endpoint and result (delivered, retried, dead_lettered)",
+            webhook_deliveries.clone(),
+        );
+        registry.register(
+            "webhook_undelivered_events",
+            "Events after a webhook endpoint's cursors, not yet delivered",
+            webhook_undelivered.clone(),
+        );
         registry.register(
             "leads",
             "Leads accepted by leads.create, by status",
@@ -199,6 +226,8 @@ impl Metrics {
             audit_dropped,
             leads,
             lead_deliveries,
+            webhook_deliveries,
+            webhook_undelivered,
         })
     }
 
@@ -216,6 +245,15 @@ impl Metrics {
             .get_or_create(&DeliveryLabels {
                 upstream: upstream.to_owned(),
                 outcome,
+            })
+            .inc();
+    }
+
+    pub fn record_webhook(&self, endpoint: &str, result: &'static str) {
+        self.webhook_deliveries
+            .get_or_create(&WebhookLabels {
+                endpoint: endpoint.to_owned(),
+                result,
             })
             .inc();
     }

@@ -1,7 +1,8 @@
 //! Mock dealership upstreams on loopback, for the bridge's demo, tests,
 //! examples and benchmarks: a CDK/Fortellis-shaped API, a dealer inventory
-//! feed, a CRM's ADF HTTP intake and mailbox, Black Book, Xtime, Tekion and
-//! OpenTrack, served from the fixtures in the repository's `wiremock-fixtures/`;
+//! feed, a CRM's ADF HTTP intake and mailbox, Black Book, Xtime, Tekion,
+//! OpenTrack and a webhook receiver, served from the fixtures in the
+//! repository's `wiremock-fixtures/`;
 //! and a demo OAuth 2.1 authorization server ([`oauth`]) that issues the
 //! bridge's access tokens. That one is started on its own
 //! ([`oauth::DemoAuthServer::start`]), not by [`start_mocks`]: its tokens'
@@ -32,6 +33,7 @@ pub mod mock_feed;
 pub mod mock_opentrack;
 pub mod mock_smtp;
 pub mod mock_tekion;
+pub mod mock_webhooks;
 pub mod mock_xtime;
 pub mod oauth;
 mod xml;
@@ -46,6 +48,8 @@ use tokio_util::sync::CancellationToken;
 /// The demo CRM's intake token for demo-cdk and its signing key.
 pub const CRM_TOKEN: &str = "demo-crm-token";
 pub const CRM_SIGNING_KEY: &str = "demo-crm-signing-key";
+/// The demo webhook endpoint's signing secret (Standard Webhooks, 32 bytes).
+pub const WEBHOOK_SECRET: &str = "whsec_ZG1zLWJyaWRnZS1kZW1vLXdlYmhvb2sta2V5LTAwMDE=";
 
 /// The "today" of the repair-order fixtures (`scripts/gen_repair_orders.py`).
 const FIXTURE_TODAY: Option<chrono::NaiveDate> = chrono::NaiveDate::from_ymd_opt(2026, 11, 17);
@@ -82,12 +86,15 @@ pub struct MockUpstreams {
     pub tekion_url: String,
     /// A Dealertrack OpenTrack-shaped SOAP service (demo-feed's repair orders).
     pub opentrack_url: String,
+    /// A webhook receiver (`POST /webhooks`, `GET /webhooks/deliveries`).
+    pub webhook_url: String,
+    pub webhooks: mock_webhooks::MockWebhooks,
 }
 
 impl MockUpstreams {
     /// Where each mock listens, by the name the demo's config template gives it
     /// (`{cdk_url}` … `{smtp_port}` in the bridge's `demo.toml`).
-    pub fn addresses(&self) -> [(&'static str, String); 8] {
+    pub fn addresses(&self) -> [(&'static str, String); 9] {
         [
             ("cdk_url", self.cdk_url.clone()),
             ("feed_url", self.feed_url.clone()),
@@ -97,6 +104,7 @@ impl MockUpstreams {
             ("tekion_url", self.tekion_url.clone()),
             ("opentrack_url", self.opentrack_url.clone()),
             ("smtp_port", self.smtp.addr().port().to_string()),
+            ("webhook_url", self.webhook_url.clone()),
         ]
     }
 }
@@ -127,6 +135,10 @@ pub async fn start_mocks(
     let xtime_url = serve(mock_xtime::router(), cancel.child_token()).await?;
     let tekion_url = serve(mock_tekion::router(), cancel.child_token()).await?;
     let opentrack_url = serve(mock_opentrack::router(), cancel.child_token()).await?;
+    let webhooks = mock_webhooks::MockWebhooks::new(WEBHOOK_SECRET).ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "bad WEBHOOK_SECRET")
+    })?;
+    let webhook_url = serve(webhooks.router(), cancel.child_token()).await?;
     Ok(MockUpstreams {
         cdk_url,
         feed_url,
@@ -138,6 +150,8 @@ pub async fn start_mocks(
         xtime_url,
         tekion_url,
         opentrack_url,
+        webhook_url,
+        webhooks,
     })
 }
 
