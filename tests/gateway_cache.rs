@@ -446,7 +446,7 @@ async fn a_disabled_cache_sends_every_call_upstream() {
 
 #[tokio::test]
 async fn dealership_tools_and_feed_dealerships_are_not_cached() {
-    let bridge = demo().await;
+    let bridge = common::demo_reading_through().await;
     let client = connect(&bridge.url, Some("demo-token-group")).await;
 
     for _ in 0..2 {
@@ -471,12 +471,12 @@ async fn dealership_tools_and_feed_dealerships_are_not_cached() {
         assert_eq!(ok(&feed)["items"].as_array().unwrap().len(), 5);
         assert!(
             cache_meta(&feed).is_none(),
-            "a feed is served from a local copy, not the read cache: {:?}",
+            "a feed is mirrored, served from a local copy, not the read cache: {:?}",
             feed.meta
         );
     }
 
-    // The REST-backed dealership of the same demo is cached (so the checks above can fail).
+    // The REST-backed dealership of the same demo, read through, is cached (so the checks above can fail).
     let cdk_args = json!({ "dealership_id": "demo-cdk", "limit": 5 });
     assert!(!hit_of(&search(&client, cdk_args.clone()).await));
     assert!(hit_of(&search(&client, cdk_args).await));

@@ -581,7 +581,7 @@ async fn healthz_and_readyz_report_the_process_store_and_circuits() {
         let body: Value = ready.json().await.unwrap();
         assert_eq!(
             body,
-            json!({ "store": "ok", "upstreams": { "cdk": "closed" } })
+            json!({ "store": "ok", "upstreams": { "cdk": "closed" }, "inventory": [] })
         );
     })
     .await;

@@ -920,7 +920,7 @@ async fn planted_pii_and_secrets_never_reach_a_caller_or_a_log() {
         "\"Upstream answered with an error status.\"",
         "\"Upstream answer is not JSON.\"",
         "\"Upstream token endpoint refused the request.\"",
-        "\"Feed refresh failed; serving the last good copy.\"",
+        "\"Inventory read failed; serving the last good copy.\"",
         "\"Lead delivery failed; will retry.\"",
         "\"trace_id\"",
     ] {

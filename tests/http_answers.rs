@@ -52,7 +52,7 @@ fn checked(headers: &reqwest::header::HeaderMap, body: &str) -> Value {
 
 #[tokio::test]
 async fn fresh_and_cached_results_match_what_rmcp_serializes() {
-    let bridge = common::demo().await;
+    let bridge = common::demo_reading_through().await;
     let args = json!({ "dealership_id": "demo-cdk", "limit": 5, "sort": { "field": "price", "order": "asc" } });
 
     let (headers, body) = post(

@@ -50,27 +50,37 @@ pub async fn demo() -> Bridge {
 
 /// The demo with `extra` TOML appended to its config (more tokens, …).
 pub async fn demo_with(extra: &str) -> Bridge {
-    let cancel = CancellationToken::new();
-    let mocks = start_mocks(std::time::Duration::ZERO, &cancel)
-        .await
-        .expect("mocks");
-    let toml = demo::render(mocks.addresses(), "127.0.0.1:0".parse().unwrap()) + extra;
-    let mut bridge = start(&toml, cancel).await;
-    bridge.mocks = Some(mocks);
-    bridge
+    demo_edited(|toml| toml + extra).await
 }
 
 /// The demo with extra `[server]` settings (TOML lines).
 pub async fn demo_with_server(settings: &str) -> Bridge {
+    demo_edited(|toml| toml.replacen("[server]\n", &format!("[server]\n{settings}\n"), 1)).await
+}
+
+/// The demo with demo-cdk's inventory read through on every cache miss
+/// instead of mirrored (`inventory_sync = "off"`), for tests of the read cache.
+pub async fn demo_reading_through() -> Bridge {
+    demo_edited(|toml| {
+        toml.replacen(
+            "[upstreams.cdk-riverside]\n",
+            "[upstreams.cdk-riverside]\ninventory_sync = \"off\"\n",
+            1,
+        )
+    })
+    .await
+}
+
+/// The demo with its rendered config passed through `edit`.
+async fn demo_edited(edit: impl FnOnce(String) -> String) -> Bridge {
     let cancel = CancellationToken::new();
     let mocks = start_mocks(std::time::Duration::ZERO, &cancel)
         .await
         .expect("mocks");
-    let toml = demo::render(mocks.addresses(), "127.0.0.1:0".parse().unwrap()).replacen(
-        "[server]\n",
-        &format!("[server]\n{settings}\n"),
-        1,
-    );
+    let toml = edit(demo::render(
+        mocks.addresses(),
+        "127.0.0.1:0".parse().unwrap(),
+    ));
     let mut bridge = start(&toml, cancel).await;
     bridge.mocks = Some(mocks);
     bridge
