@@ -404,28 +404,71 @@ async fn a_new_endpoint_starts_at_the_head_and_gets_only_types_it_takes() {
     );
 }
 
+/// A slot the demo's scheduler has open on the next weekday, for demo-cdk.
+async fn open_slot(client: &Client) -> String {
+    use chrono::{Datelike, Weekday};
+    let mut day = chrono::Utc::now().date_naive() + chrono::Duration::days(1);
+    while matches!(day.weekday(), Weekday::Sat | Weekday::Sun) {
+        day += chrono::Duration::days(1);
+    }
+    let check = serde_json::json!({ "dealership_id": "demo-cdk", "service_codes": ["01LOF"],
+        "vin": "1HGCM82633A004352", "from": day.to_string(), "to": day.to_string() });
+    let slots = ok(&call(client, "service.check_availability", check).await);
+    slots["items"][0]["start"].as_str().unwrap().to_owned()
+}
+
 #[tokio::test]
-async fn the_demo_receiver_lists_the_signed_events_of_demo_cdk() {
+async fn the_demo_receiver_lists_signed_lead_and_appointment_events() {
     let bridge = demo().await;
     let mocks = bridge.mocks.as_ref().unwrap();
     let client = connect(&bridge.url, Some("demo-token-cdk")).await;
     let taken = ok(&call(&client, "leads.create", lead("demo-cdk", 1)).await);
+    let consent = common::leads::consent(&["email"]);
+    let booking = serde_json::json!({
+        "dealership_id": "demo-cdk", "service_codes": ["01LOF"], "vin": "1HGCM82633A004352",
+        "start": open_slot(&client).await,
+        "customer": { "first_name": "Dana", "last_name": "Whitfield", "email": "dana@example.com" },
+        "consent": { "granted_at": consent["granted_at"], "allowed_channels": ["email"],
+                     "consent_text": consent["consent_text"], "scope": ["service_appointment"] }
+    });
+    let booked = ok(&call(&client, "service.book_appointment", booking).await);
+    let cancel = serde_json::json!({ "dealership_id": "demo-cdk", "appointment_id": booked["appointment_id"] });
+    ok(&call(&client, "service.cancel_appointment", cancel).await);
+
     let list = format!("{}/webhooks/deliveries", mocks.webhook_url);
-    let listed = tokio::time::timeout(WAIT, async {
+    let wanted = [
+        "lead.created",
+        "appointment.booked",
+        "appointment.cancelled",
+    ];
+    let types = tokio::time::timeout(WAIT, async {
         loop {
             let listed: Value = reqwest::get(&list).await.unwrap().json().await.unwrap();
-            if !listed["deliveries"].as_array().unwrap().is_empty() {
-                return listed;
+            assert_eq!(listed["refused_signatures"], 0, "every signature verified");
+            let bodies: Vec<Value> = listed["deliveries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| serde_json::from_str(d["body"].as_str().unwrap()).unwrap())
+                .collect();
+            let types: Vec<String> = bodies
+                .iter()
+                .filter(|e| e["dealership_id"] == "demo-cdk")
+                .map(|e| e["type"].as_str().unwrap().to_owned())
+                .collect();
+            if wanted.iter().all(|w| types.iter().any(|t| t == w)) {
+                let lead_event = bodies.iter().find(|e| e["type"] == "lead.created").unwrap();
+                assert_eq!(lead_event["resource"]["id"], taken["lead_id"]);
+                return types;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
     .await
-    .expect("the demo receiver got the lead's event");
-    let first: Value =
-        serde_json::from_str(listed["deliveries"][0]["body"].as_str().unwrap()).unwrap();
-    assert_eq!(first["type"], "lead.created");
-    assert_eq!(first["dealership_id"], "demo-cdk");
-    assert_eq!(first["resource"]["id"], taken["lead_id"]);
-    assert_eq!(listed["refused_signatures"], 0, "every signature verified");
+    .expect("the demo receiver got the lead's and the appointment's events");
+    let order: Vec<usize> = wanted
+        .iter()
+        .map(|w| types.iter().position(|t| t == w).unwrap())
+        .collect();
+    assert!(order.is_sorted(), "in the order they happened: {types:?}");
 }
