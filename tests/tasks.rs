@@ -14,12 +14,9 @@ use common::{fixture, mount_token, with_config};
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
-    CreateTaskResult, ErrorCode, GetTaskParams, Implementation, ProtocolVersion, TaskPayload,
-    TaskStatus,
+    CreateTaskResult, ErrorCode, GetTaskParams, TaskPayload, TaskStatus,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService, ServiceError};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::service::{RunningService, ServiceError};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -35,18 +32,7 @@ async fn client(url: &str, token: &str, tasks: bool) -> Client {
     } else {
         ClientCapabilities::default()
     };
-    let info = ClientConfig::new(capabilities, Implementation::new("tasks-test", "1.0"));
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token.to_owned()),
-    );
-    info.serve_with_lifecycle(
-        transport,
-        ClientLifecycleMode::Discover {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        },
-    )
-    .await
-    .expect("server/discover")
+    common::modern_client(url, token, capabilities).await
 }
 
 /// A CDK upstream whose open-orders query needs one status check, answered

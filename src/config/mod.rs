@@ -135,6 +135,25 @@ pub struct ServerConfig {
     pub forwarded_header: ForwardedHeader,
     /// Which names `tools/list` shows. Calls by either name always work.
     pub tool_names: ToolNames,
+    /// Whether clients of the `initialize` era (2025-11-25 and before) get a
+    /// session: `stateful` is needed for their `resources/subscribe`.
+    pub sessions: SessionMode,
+}
+
+/// Sessions for clients of the `initialize` era. 2026-07-28 clients are
+/// served statelessly either way (they subscribe with `subscriptions/listen`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionMode {
+    /// Every request stands alone: any replica answers any request, no
+    /// affinity needed; `resources/subscribe` is not offered to these clients.
+    #[default]
+    Stateless,
+    /// `initialize` opens a session (`Mcp-Session-Id`, held in this process's
+    /// memory, with a `GET` stream): `resources/subscribe` and
+    /// `notifications/resources/updated` work. Behind a load balancer, a
+    /// session must stick to its replica.
+    Stateful,
 }
 
 /// How tools are named in `tools/list`.
@@ -184,6 +203,7 @@ impl Default for ServerConfig {
             trusted_proxies: Vec::new(),
             forwarded_header: ForwardedHeader::XForwardedFor,
             tool_names: ToolNames::HostSafe,
+            sessions: SessionMode::Stateless,
         }
     }
 }

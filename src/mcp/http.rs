@@ -30,7 +30,7 @@ use super::McpServer;
 use super::forwarded::ClientAddress;
 use super::front::{self, McpFront};
 use crate::adapters::UpstreamAdapter;
-use crate::config::{ForwardedHeader, ServerConfig};
+use crate::config::{ForwardedHeader, ServerConfig, SessionMode};
 use crate::contract::Principal;
 use crate::gateway::Gateway;
 use crate::telemetry::trace::TraceContext;
@@ -47,6 +47,8 @@ pub struct HttpSettings {
     /// Proxies whose forwarded header names the client (IPs and CIDR blocks).
     pub trusted_proxies: Vec<String>,
     pub forwarded_header: ForwardedHeader,
+    /// Sessions for clients of the `initialize` era.
+    pub sessions: Sessions,
 }
 
 impl HttpSettings {
@@ -59,6 +61,10 @@ impl HttpSettings {
             body_read_timeout: server.body_read_timeout,
             trusted_proxies: server.trusted_proxies.clone(),
             forwarded_header: server.forwarded_header,
+            sessions: match server.sessions {
+                SessionMode::Stateless => Sessions::Stateless,
+                SessionMode::Stateful => Sessions::Legacy,
+            },
         }
     }
 }
@@ -94,7 +100,9 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .with_state(gateway);
+    let sessions = settings.sessions;
     McpEndpoint::new(settings, mcp_cancel)
+        .sessions(sessions)
         .caller_layers(move |mcp| mcp.layer(middleware::from_fn_with_state(auth, authenticate)))
         .message_layers(move |mcp| {
             mcp.layer(middleware::from_fn(super::splice::splice_answers))
@@ -104,7 +112,10 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
                 ))
         })
         .serve(
-            move || McpServer::new(service_gateway.clone(), None),
+            move || {
+                McpServer::new(service_gateway.clone(), None)
+                    .with_sessions(sessions == Sessions::Legacy)
+            },
             others,
         )
 }

@@ -11,6 +11,7 @@ mod resources;
 pub mod serve;
 mod splice;
 pub mod stdio;
+mod subscriptions;
 mod tasks;
 
 use std::borrow::Cow;
@@ -23,7 +24,11 @@ use rmcp::model::{
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
     ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::model::{
+    InitializeRequestParams, InitializeResult, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
@@ -45,20 +50,35 @@ and error.recovery.next_tool_call suggests what to call instead.";
 /// inventory and orders change under them.
 const CONFIG_BOUND_TTL_MS: u64 = 5 * 60 * 1000;
 
-/// One MCP server instance; per HTTP request in stateless mode, per process on stdio.
+/// One MCP server instance; per HTTP request in stateless mode, per session
+/// in stateful mode, per process on stdio.
 #[derive(Clone)]
 pub struct McpServer {
     gateway: Gateway,
     /// On stdio the caller is fixed at start-up (token from the environment).
     fixed_principal: Option<Arc<Principal>>,
+    /// The session's `resources/subscribe` set, where there is a session
+    /// (stdio, stateful HTTP); `None` serves every request on its own.
+    session: Option<Arc<subscriptions::SessionSubscriptions>>,
 }
 
 impl McpServer {
+    /// On stdio (`fixed_principal` set) the process is the session.
     pub fn new(gateway: Gateway, fixed_principal: Option<Arc<Principal>>) -> Self {
+        let session = fixed_principal.is_some().then(Default::default);
         Self {
             gateway,
             fixed_principal,
+            session,
         }
+    }
+
+    /// Whether this instance serves one session (stateful HTTP).
+    pub fn with_sessions(mut self, sessions: bool) -> Self {
+        if sessions {
+            self.session.get_or_insert_with(Default::default);
+        }
+        self
     }
 
     /// The caller: fixed on stdio, or put in the request by the HTTP auth layer.
@@ -107,7 +127,8 @@ pub fn experimental_capabilities() -> std::collections::BTreeMap<String, JsonObj
     let domains: JsonObject = ToolId::ALL
         .iter()
         .filter_map(|t| t.name().split_once('.'))
-        .map(|(domain, _)| (domain.to_owned(), json!({ "level": 2 })))
+        .filter(|(domain, _)| *domain != "events")
+        .map(|(domain, _)| (domain.to_owned(), json!({ "level": level_of(domain) })))
         .collect();
     let entries = [
         (
@@ -126,6 +147,17 @@ pub fn experimental_capabilities() -> std::collections::BTreeMap<String, JsonObj
             _ => None,
         })
         .collect()
+}
+
+/// The AutomotiveMCP level a domain fully meets. Level 3 (eventing): every
+/// change to the domain's resources is an event (`events.list`, resource
+/// subscriptions): inventory (the mirror's `vehicle.*` events) and leads
+/// (`lead.*`). Service stays at 2 until repair-order changes are events too.
+fn level_of(domain: &str) -> u8 {
+    match domain {
+        "inventory" | "leads" => 3,
+        _ => 2,
+    }
 }
 
 /// Every scope some tool needs, and the staff scope of each domain whose
@@ -147,9 +179,12 @@ static SERVER_INFO: std::sync::LazyLock<[ServerConfig; 2]> =
     std::sync::LazyLock::new(|| [server_info(false), server_info(true)]);
 
 fn server_info(tasks: bool) -> ServerConfig {
+    // Subscriptions work for 2026-07-28 clients on every transport
+    // (`subscriptions/listen`); `initialize` withdraws them where there is no session.
     let builder = ServerCapabilities::builder()
         .enable_tools()
         .enable_resources()
+        .enable_resources_subscribe()
         .enable_experimental_with(experimental_capabilities());
     let capabilities = if tasks {
         builder.enable_tasks().build()
@@ -166,6 +201,68 @@ fn server_info(tasks: bool) -> ServerConfig {
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         SERVER_INFO[usize::from(self.gateway.tasks_enabled())].clone()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        ctx.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        // `resources/subscribe` needs a session to notify; without one it is not offered.
+        if self.session.is_none()
+            && let Some(resources) = result.capabilities.resources.as_mut()
+        {
+            resources.subscribe = None;
+        }
+        Ok(result)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(subscriptions::accepted(requested))
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
+        let principal = self.principal(subscription.request_context())?;
+        subscriptions::listen(&self.gateway, principal, subscription).await
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let Some(session) = &self.session else {
+            return Err(McpError::method_not_found::<
+                rmcp::model::SubscribeRequestMethod,
+            >());
+        };
+        if !subscriptions::subscribable(&request.uri) {
+            return Err(McpError::invalid_params(
+                "Only a dealership's events (dms://dealerships/{id}/events) and its vehicles, leads, appointments and repair orders can be subscribed to.",
+                None,
+            ));
+        }
+        let principal = self.principal(&ctx)?;
+        session.subscribe(request.uri, &self.gateway, principal, ctx.peer.clone());
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if let Some(session) = &self.session {
+            session.unsubscribe(&request.uri);
+        }
+        Ok(())
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {

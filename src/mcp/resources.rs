@@ -1,8 +1,9 @@
 //! MCP resources mirror the reads (AutomotiveMCP: resources are side-effect-free
 //! reads): `dms://dealerships/{dealership_id}`,
 //! `dms://dealerships/{dealership_id}/vehicles/{vehicle_id}`,
-//! `dms://dealerships/{dealership_id}/leads/{lead_id}` and
-//! `dms://dealerships/{dealership_id}/repair-orders/{ro_number}`. Reads go through
+//! `dms://dealerships/{dealership_id}/leads/{lead_id}`,
+//! `dms://dealerships/{dealership_id}/repair-orders/{ro_number}` and
+//! `dms://dealerships/{dealership_id}/events`. Reads go through
 //! the same dispatch pipeline as the tools they mirror, so scoping, validation
 //! and error mapping are the same.
 
@@ -14,7 +15,7 @@ use crate::contract::Principal;
 use crate::contract::error::{ErrorCode, ToolError};
 use crate::gateway::{Caller, Gateway};
 
-const SCHEME: &str = "dms://dealerships/";
+pub(super) const SCHEME: &str = "dms://dealerships/";
 const JSON: &str = "application/json";
 
 pub fn templates() -> Vec<ResourceTemplate> {
@@ -41,6 +42,12 @@ pub fn templates() -> Vec<ResourceTemplate> {
             "A lead taken through the bridge and its delivery state, as leads_get answers it.",
         )
         .with_mime_type(JSON),
+        ResourceTemplate::new(format!("{SCHEME}{{dealership_id}}/events"), "events")
+            .with_title("Change events")
+            .with_description(
+                "The dealership's change events, oldest kept first, as events_list answers them. Subscribe to it to be told when new events arrive; resume with events_list and its cursor.",
+            )
+            .with_mime_type(JSON),
         ResourceTemplate::new(
             format!("{SCHEME}{{dealership_id}}/repair-orders/{{ro_number}}"),
             "repair_order",
@@ -137,6 +144,9 @@ fn parse(uri: &str) -> Option<(&'static str, Value)> {
                 "inventory.get",
                 json!({ "dealership_id": dealership, "vehicle_id": vehicle }),
             ))
+        }
+        [dealership, "events"] if !dealership.is_empty() => {
+            Some(("events.list", json!({ "dealership_id": dealership })))
         }
         [dealership, "leads", lead] if !dealership.is_empty() && !lead.is_empty() => Some((
             "leads.get",

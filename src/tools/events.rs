@@ -113,15 +113,20 @@ impl<'a> Visibility<'a> {
     }
 
     fn sees(&self, stored: &StoredEvent) -> bool {
-        let kind = stored.event.event_type.resource_kind();
-        self.types.contains(&stored.event.event_type)
-            && match (staff_scope(kind), &stored.owner) {
-                (Some(staff), Some(owner)) => {
-                    self.principal.has_scope(staff) || **owner == *self.principal.name
-                }
-                _ => true,
-            }
+        self.types.contains(&stored.event.event_type) && visible_to(self.principal, stored)
     }
+}
+
+/// Whether `principal` may see this event: its scopes read the resource's
+/// domain, and a record with an owner is its own unless it is staff. (Access
+/// to the dealership is the caller's to check.)
+pub fn visible_to(principal: &Principal, stored: &StoredEvent) -> bool {
+    let kind = stored.event.event_type.resource_kind();
+    principal.has_scope(read_scope(kind))
+        && match (staff_scope(kind), &stored.owner) {
+            (Some(staff), Some(owner)) => principal.has_scope(staff) || **owner == *principal.name,
+            _ => true,
+        }
 }
 
 /// Events are of use where the caller reads a domain the dealership routes.

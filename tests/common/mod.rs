@@ -103,6 +103,31 @@ pub fn small_config(server: &str, tail: &str) -> String {
         .render()
 }
 
+/// A 2026-07-28 client (`server/discover`, no `initialize`, no session)
+/// sending `token`, declaring `capabilities` on every request.
+pub async fn modern_client(
+    url: &str,
+    token: &str,
+    capabilities: rmcp::model::ClientCapabilities,
+) -> RunningService<RoleClient, rmcp::model::ClientConfig> {
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let info = rmcp::model::ClientConfig::new(
+        capabilities,
+        rmcp::model::Implementation::new("dms-bridge-tests", "1.0"),
+    );
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token.to_owned()),
+    );
+    info.serve_with_lifecycle(
+        transport,
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .expect("server/discover")
+}
+
 /// A bridge from a TOML config string.
 pub async fn with_config(toml: &str) -> Bridge {
     start(toml, CancellationToken::new()).await

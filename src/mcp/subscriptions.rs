@@ -1,0 +1,237 @@
+//! Resource subscriptions, fed by the event log: a client subscribed to a
+//! dealership's event stream (`dms://dealerships/{id}/events`) or to one
+//! resource (`…/vehicles/{id}`, `…/leads/{id}`, `…/appointments/{id}`,
+//! `…/repair-orders/{n}`) gets `notifications/resources/updated` for it when
+//! an event it may see is recorded. 2026-07-28 clients subscribe with
+//! `subscriptions/listen` (any transport); clients of the `initialize` era
+//! with `resources/subscribe`, which needs a session (stdio, or
+//! `[server] sessions = "stateful"`).
+//!
+//! Watching starts at the log's head when the subscription is made: a
+//! notification says "read it again", and the event log with its cursor
+//! (`events_list`) is where a client catches up on what it missed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification,
+    SubscriptionFilter,
+};
+use rmcp::service::{Peer, SubscriptionContext};
+use rmcp::{ErrorData as McpError, RoleServer};
+
+use super::resources::SCHEME;
+use crate::contract::Principal;
+use crate::gateway::Gateway;
+use crate::store::events;
+use crate::tools::events::visible_to;
+
+/// Longest wait between looks at the log (new events wake watchers at once).
+const IDLE_POLL: Duration = Duration::from_secs(1);
+/// Events read per look and dealership.
+const BATCH: u32 = 500;
+
+/// What a subscribed URI watches.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Target {
+    dealership: String,
+    /// `None`: the dealership's whole event stream.
+    resource_uri: Option<String>,
+}
+
+impl Target {
+    /// The target of a subscribable `dms://` URI.
+    fn parse(uri: &str) -> Option<Self> {
+        let rest = uri.strip_prefix(SCHEME)?;
+        let parts: Vec<&str> = rest.split('/').collect();
+        let ok = |s: &&str| !s.is_empty();
+        match parts.as_slice() {
+            [dealership, "events"] if ok(dealership) => Some(Self {
+                dealership: (*dealership).to_owned(),
+                resource_uri: None,
+            }),
+            [
+                dealership,
+                "vehicles" | "leads" | "appointments" | "repair-orders",
+                id,
+            ] if ok(dealership) && ok(id) => Some(Self {
+                dealership: (*dealership).to_owned(),
+                resource_uri: Some(uri.to_owned()),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The subscribable URIs of a requested filter (what `accepted_subscription_filter` answers).
+pub fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    let uris = requested.resource_subscriptions.as_ref().map(|uris| {
+        uris.iter()
+            .filter(|uri| Target::parse(uri).is_some())
+            .cloned()
+            .collect::<Vec<_>>()
+    });
+    let mut filter = SubscriptionFilter::default();
+    filter.resource_subscriptions = uris;
+    filter
+}
+
+/// Whether `uri` can be subscribed to.
+pub fn subscribable(uri: &str) -> bool {
+    Target::parse(uri).is_some()
+}
+
+/// A caller's position in each watched dealership's log.
+struct Watch {
+    principal: Arc<Principal>,
+    positions: BTreeMap<String, u64>,
+}
+
+impl Watch {
+    fn new(principal: Arc<Principal>) -> Self {
+        Self {
+            principal,
+            positions: BTreeMap::new(),
+        }
+    }
+
+    /// The subscribed URIs that new events concern, each once, in first-event order.
+    async fn changed(&mut self, gateway: &Gateway, uris: &BTreeSet<String>) -> Vec<String> {
+        let targets: Vec<(String, Target)> = uris
+            .iter()
+            .filter_map(|u| Target::parse(u).map(|t| (u.clone(), t)))
+            .filter(|(_, t)| self.principal.may_use(&t.dealership))
+            .collect();
+        let dealerships: BTreeSet<&str> =
+            targets.iter().map(|(_, t)| t.dealership.as_str()).collect();
+        let mut changed = Vec::new();
+        for dealership in dealerships {
+            let store = gateway.store();
+            let position = match self.positions.get(dealership) {
+                Some(p) => *p,
+                None => {
+                    // Watching starts now: earlier events are events_list's to tell.
+                    let head = events::head(store, dealership).await.unwrap_or(0);
+                    self.positions.insert(dealership.to_owned(), head);
+                    continue;
+                }
+            };
+            let batch = match events::after(store, dealership, position, BATCH).await {
+                Ok(batch) => batch,
+                Err(e) => {
+                    tracing::warn!(error = %e, "Could not read events for subscribers.");
+                    continue;
+                }
+            };
+            if let Some(last) = batch.last() {
+                self.positions
+                    .insert(dealership.to_owned(), last.event.sequence);
+            }
+            for stored in batch.iter().filter(|s| visible_to(&self.principal, s)) {
+                for (uri, target) in targets.iter().filter(|(_, t)| t.dealership == dealership) {
+                    let concerned = target
+                        .resource_uri
+                        .as_ref()
+                        .is_none_or(|r| *r == stored.event.resource.uri);
+                    if concerned && !changed.contains(uri) {
+                        changed.push(uri.clone());
+                    }
+                }
+            }
+        }
+        changed
+    }
+}
+
+fn updated(uri: String) -> ServerNotification {
+    ServerNotification::ResourceUpdatedNotification(ResourceUpdatedNotification::new(
+        ResourceUpdatedNotificationParam::new(uri),
+    ))
+}
+
+/// Serves one 2026-07-28 `subscriptions/listen` until the client ends it.
+pub async fn listen(
+    gateway: &Gateway,
+    principal: Arc<Principal>,
+    subscription: SubscriptionContext,
+) -> Result<(), McpError> {
+    let uris: BTreeSet<String> = subscription
+        .accepted()
+        .resource_subscriptions
+        .iter()
+        .flatten()
+        .cloned()
+        .collect();
+    let mut watch = Watch::new(principal);
+    loop {
+        for uri in watch.changed(gateway, &uris).await {
+            if subscription.sink().send(updated(uri)).await.is_err() {
+                return Ok(());
+            }
+        }
+        tokio::select! {
+            _ = subscription.cancelled() => return Ok(()),
+            _ = gateway.store().events_appended().notified() => {}
+            _ = tokio::time::sleep(IDLE_POLL) => {}
+        }
+    }
+}
+
+/// One session's `resources/subscribe` set (clients of the `initialize` era),
+/// watched by one task that ends with the session.
+#[derive(Default)]
+pub struct SessionSubscriptions {
+    uris: Mutex<BTreeSet<String>>,
+    watching: std::sync::atomic::AtomicBool,
+}
+
+impl SessionSubscriptions {
+    /// Adds `uri`; the first subscription starts the session's watcher.
+    pub fn subscribe(
+        self: &Arc<Self>,
+        uri: String,
+        gateway: &Gateway,
+        principal: Arc<Principal>,
+        peer: Peer<RoleServer>,
+    ) {
+        self.lock().insert(uri);
+        if self
+            .watching
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        let (subscriptions, gateway) = (self.clone(), gateway.clone());
+        tokio::spawn(async move { subscriptions.watch(gateway, principal, peer).await });
+    }
+
+    pub fn unsubscribe(&self, uri: &str) {
+        self.lock().remove(uri);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.uris.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn watch(&self, gateway: Gateway, principal: Arc<Principal>, peer: Peer<RoleServer>) {
+        let mut watch = Watch::new(principal);
+        loop {
+            let uris = self.lock().clone();
+            for uri in watch.changed(&gateway, &uris).await {
+                // A closed session cannot be told anything more: stop watching.
+                if peer.send_notification(updated(uri)).await.is_err() {
+                    return;
+                }
+            }
+            if peer.is_transport_closed() {
+                return;
+            }
+            tokio::select! {
+                _ = gateway.store().events_appended().notified() => {}
+                _ = tokio::time::sleep(IDLE_POLL) => {}
+            }
+        }
+    }
+}

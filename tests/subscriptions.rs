@@ -1,0 +1,168 @@
+//! Resource subscriptions fed by the event log, with rmcp's own clients: a
+//! 2026-07-28 client's `subscriptions/listen` (stateless HTTP), and a
+//! 2025-11-25 client's `resources/subscribe` on a stateful session. A
+//! subscriber hears about events it may see and nothing else.
+// The 2025-era `resources/subscribe` is what this file tests for old clients.
+#![allow(clippy::unwrap_used, clippy::expect_used, deprecated)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::config::Token;
+use common::leads::{accepting_intake, lead, leads};
+use common::{call, connect, ok};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ServerNotification, SubscribeRequestParams,
+    SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use tokio::sync::mpsc;
+
+const EVENTS: &str = "dms://dealerships/acme/events";
+
+fn config(server: &str) -> String {
+    leads("http://127.0.0.1:9/adf/acme")
+        .token(Token::new(
+            "agent2",
+            "agent2-token",
+            &["acme"],
+            &["amcp:leads:write", "amcp:leads:read"],
+        ))
+        .section("server", server)
+        .render()
+}
+
+async fn bridge(server: &str) -> (wiremock::MockServer, common::Bridge) {
+    let intake = accepting_intake().await;
+    let toml = config(server).replace("http://127.0.0.1:9", &intake.uri());
+    (intake, common::with_config(&toml).await)
+}
+
+/// A 2026-07-28 client (no `initialize`, no session).
+async fn modern(url: &str, token: &str) -> RunningService<RoleClient, ClientConfig> {
+    common::modern_client(url, token, ClientCapabilities::default()).await
+}
+
+/// The URI of the next `notifications/resources/updated`, or `None` after `within`.
+async fn next_update(
+    subscription: &mut rmcp::service::Subscription,
+    within: Duration,
+) -> Option<String> {
+    loop {
+        match tokio::time::timeout(within, subscription.next()).await {
+            Err(_) => return None,
+            Ok(Ok(Some(ServerNotification::ResourceUpdatedNotification(n)))) => {
+                return Some(n.params.uri);
+            }
+            Ok(Ok(Some(_))) => continue,
+            Ok(other) => panic!("subscription ended: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_listening_client_hears_of_its_own_events_and_no_one_elses() {
+    let (_intake, bridge) = bridge("").await;
+    let agent = modern(&bridge.url, "agent-token").await;
+    let other = modern(&bridge.url, "agent2-token").await;
+
+    let lead_uri = "dms://dealerships/acme/leads/not-yet";
+    let filter = SubscriptionFilter::builder()
+        .resource_subscription(EVENTS)
+        .resource_subscription(lead_uri)
+        .resource_subscription("https://example.com/elsewhere")
+        .build();
+    let mut mine = agent.peer().listen(filter).await.unwrap();
+    let accepted = mine.acknowledged().resource_subscriptions.clone().unwrap();
+    assert_eq!(accepted, vec![EVENTS.to_owned(), lead_uri.to_owned()]);
+    let only_events = SubscriptionFilter::builder()
+        .resource_subscription(EVENTS)
+        .build();
+    let mut theirs = other.peer().listen(only_events).await.unwrap();
+
+    let writer = connect(&bridge.url, Some("agent-token")).await;
+    ok(&call(&writer, "leads.create", lead("acme", 1)).await);
+    assert_eq!(
+        next_update(&mut mine, Duration::from_secs(10))
+            .await
+            .as_deref(),
+        Some(EVENTS)
+    );
+    assert_eq!(
+        next_update(&mut theirs, Duration::from_millis(1500)).await,
+        None,
+        "another agent's lead is not agent2's to hear about"
+    );
+}
+
+/// Resource updates a 2025-era client receives on its session.
+#[derive(Clone)]
+struct Updates(mpsc::UnboundedSender<String>);
+
+impl ClientHandler for Updates {
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.0.send(params.uri);
+    }
+}
+
+#[tokio::test]
+async fn a_stateful_session_subscribes_and_is_notified() {
+    let (_intake, bridge) = bridge("sessions = \"stateful\"").await;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(bridge.url.clone())
+            .auth_header("agent-token".to_owned()),
+    );
+    let client = Updates(tx).serve(transport).await.unwrap();
+    let info = client.peer().peer_info().unwrap();
+    assert_eq!(
+        info.capabilities.resources.as_ref().unwrap().subscribe,
+        Some(true),
+        "a session can be notified, so subscribe is offered"
+    );
+    client
+        .peer()
+        .subscribe(SubscribeRequestParams::new(EVENTS))
+        .await
+        .unwrap();
+    let bad = client
+        .peer()
+        .subscribe(SubscribeRequestParams::new("dms://dealerships/acme"))
+        .await;
+    assert!(bad.is_err(), "a dealership profile has no events to follow");
+
+    let writer = connect(&bridge.url, Some("agent-token")).await;
+    ok(&call(&writer, "leads.create", lead("acme", 2)).await);
+    let uri = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+        .await
+        .expect("notified within 10 s")
+        .unwrap();
+    assert_eq!(uri, EVENTS);
+}
+
+#[tokio::test]
+async fn without_sessions_an_initialize_client_is_not_offered_subscribe() {
+    let (_intake, bridge) = bridge("").await;
+    let client = connect(&bridge.url, Some("agent-token")).await;
+    let info = client.peer().peer_info().unwrap();
+    let resources = info.capabilities.resources.as_ref().unwrap();
+    assert_ne!(resources.subscribe, Some(true));
+    let refused = client
+        .peer()
+        .subscribe(SubscribeRequestParams::new(EVENTS))
+        .await;
+    assert!(refused.is_err());
+    let levels = &info.capabilities.experimental.as_ref().unwrap()["automotive_mcp"]["domains"];
+    assert_eq!(levels["inventory"]["level"], 3);
+    assert_eq!(levels["leads"]["level"], 3);
+    assert_eq!(levels["service"]["level"], 2);
+    assert!(levels.get("events").is_none());
+}
