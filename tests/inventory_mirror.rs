@@ -100,6 +100,35 @@ async fn reads_come_from_the_mirror_whatever_the_agent_traffic() {
 }
 
 #[tokio::test]
+async fn steady_reads_are_conditional_and_a_change_is_still_seen() {
+    let (server, inventory) = upstream(30).await;
+    let bridge = common::with_config(&mirrored(&server.uri(), "1h", "")).await;
+    let client = connect(&bridge.url, Some("acme-token")).await;
+    let listed: Vec<String> = vins_of(&search_all(&client).await).into_iter().collect();
+    sync(&bridge).await;
+    sync(&bridge).await;
+    let requests = server.received_requests().await.unwrap();
+    let reads: Vec<_> = requests
+        .iter()
+        .filter(|r| r.url.path() == INVENTORY_PATH)
+        .collect();
+    let conditional = reads
+        .iter()
+        .filter(|r| r.headers.contains_key("if-none-match"))
+        .count();
+    // Three pages per read: the first read plain, the next two conditional (304s).
+    assert_eq!((reads.len(), conditional), (9, 6));
+
+    let raised = inventory.raise_price(index_of(&inventory, &listed[40]));
+    sync(&bridge).await;
+    let events = events_after(&client, None).await;
+    assert_eq!(
+        summary(&events),
+        vec![("vehicle.updated".to_owned(), raised)]
+    );
+}
+
+#[tokio::test]
 async fn changes_between_reads_become_vehicle_events_once() {
     let (server, inventory) = upstream(30).await;
     let bridge = common::with_config(&mirrored(&server.uri(), "1h", "")).await;

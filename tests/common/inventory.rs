@@ -33,10 +33,27 @@ impl Respond for Inventory {
         let start = number("offset").min(results.len());
         let end = (start + number("limit").min(self.cap)).min(results.len());
         let page = &results[start..end];
-        ResponseTemplate::new(200).set_body_json(json!({
+        let body = json!({
             "summary": { "count": page.len(), "totalCount": results.len(), "limit": number("limit"), "offset": start },
             "results": page,
-        }))
+        });
+        // Each page has an ETag; a request naming the current one gets 304.
+        let etag = {
+            use std::hash::{Hash, Hasher};
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            body.to_string().hash(&mut hasher);
+            format!("\"{:016x}\"", hasher.finish())
+        };
+        let asked = request
+            .headers
+            .get("if-none-match")
+            .and_then(|v| v.to_str().ok());
+        if asked == Some(etag.as_str()) {
+            return ResponseTemplate::new(304).insert_header("etag", etag);
+        }
+        ResponseTemplate::new(200)
+            .insert_header("etag", etag)
+            .set_body_json(body)
     }
 }
 

@@ -53,12 +53,14 @@ impl RestAdapter {
     }
 
     /// A read that answers [`Fetched::Same`] instead of parsing when the
-    /// upstream sends `known` again byte for byte, with a success status.
+    /// upstream says `known` is still current: a `304 Not Modified` to the
+    /// validators it gave with it (ETag, Last-Modified), or the same bytes
+    /// again with a success status.
     pub(super) async fn fetch(
         &self,
         endpoint: &Endpoint<'_>,
         params: &[(String, String)],
-        known: Option<&Bytes>,
+        known: Option<Known<'_>>,
     ) -> Result<Fetched, AdapterError> {
         self.policy
             .run(true, || self.call_once(endpoint, params, false, known))
@@ -85,18 +87,25 @@ impl RestAdapter {
         endpoint: &Endpoint<'_>,
         params: &[(String, String)],
         write: bool,
-        known: Option<&Bytes>,
+        known: Option<Known<'_>>,
     ) -> Result<Fetched, AdapterError> {
         let mut refused = None;
         loop {
-            let request = self.request(endpoint, params, refused).await?;
-            let generation = request.1;
-            let reply = http::send(request.0).await?;
+            let (request, generation) = self.request(endpoint, params, refused).await?;
+            let request = match known {
+                Some(k) => k.validators.conditional(request),
+                None => request,
+            };
+            let reply = http::send(request).await?;
+            if reply.status == reqwest::StatusCode::NOT_MODIFIED && known.is_some() {
+                return Ok(Fetched::Same);
+            }
             // The same success body classifies the same: no need to parse it again.
-            if reply.status.is_success() && known.is_some_and(|k| *k == reply.body) {
+            if reply.status.is_success() && known.is_some_and(|k| *k.body == reply.body) {
                 return Ok(Fetched::Same);
             }
             let bytes = reply.body.clone();
+            let validators = Validators::of(&reply.headers);
             match self.classify(reply, write) {
                 Err(Classified::Reauthenticate(status)) => {
                     if refused.is_some() || generation.is_none() {
@@ -105,7 +114,7 @@ impl RestAdapter {
                     refused = generation;
                 }
                 Err(Classified::Error(e)) => return Err(e),
-                Ok(body) => return Ok(Fetched::New(body, bytes)),
+                Ok(body) => return Ok(Fetched::New(body, bytes, validators)),
             }
         }
     }
@@ -282,10 +291,11 @@ fn class_error(class: ErrorClass, status: u16, code: &str, reply: &Reply) -> Cla
     }
 }
 
-/// An upstream answer: parsed, or the very bytes the caller already had.
+/// An upstream answer: parsed (with its bytes and validators), or "what you
+/// had is still current".
 pub(super) enum Fetched {
     Same,
-    New(Value, Bytes),
+    New(Value, Bytes, Validators),
 }
 
 impl Fetched {
@@ -293,9 +303,49 @@ impl Fetched {
     /// which these callers never do.
     fn into_value(self) -> Value {
         match self {
-            Fetched::New(body, _) => body,
+            Fetched::New(body, _, _) => body,
             Fetched::Same => Value::Null,
         }
+    }
+}
+
+/// An answer the caller already has: its bytes and the validators it came with.
+#[derive(Clone, Copy)]
+pub(super) struct Known<'a> {
+    pub body: &'a Bytes,
+    pub validators: &'a Validators,
+}
+
+/// What an answer's `ETag` and `Last-Modified` said, to ask next time
+/// whether it changed (`If-None-Match`, `If-Modified-Since`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Validators {
+    etag: Option<String>,
+    last_modified: Option<String>,
+}
+
+impl Validators {
+    fn of(headers: &reqwest::header::HeaderMap) -> Self {
+        let text = |name| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        Self {
+            etag: text(reqwest::header::ETAG),
+            last_modified: text(reqwest::header::LAST_MODIFIED),
+        }
+    }
+
+    fn conditional(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if let Some(etag) = &self.etag {
+            request = request.header(reqwest::header::IF_NONE_MATCH, etag);
+        }
+        if let Some(at) = &self.last_modified {
+            request = request.header(reqwest::header::IF_MODIFIED_SINCE, at);
+        }
+        request
     }
 }
 

@@ -4,9 +4,11 @@
 //! dealer's inventory changes a few times a day and is read far more often,
 //! and parsing and mapping the answer is most of what a read costs the bridge
 //! (about 1.3 ms for the demo's 72 vehicles, on every read). So each page of
-//! the last read is kept with its mapped vehicles. A page whose bytes equal the
-//! last answer to the same request, with every page before it equal too, keeps
-//! them; only the time they were verified moves on. A new local day maps again
+//! the last read is kept with its mapped vehicles, and asked for again
+//! conditionally (`If-None-Match` / `If-Modified-Since` with the validators
+//! it came with). A page the upstream answers `304 Not Modified` to, or whose
+//! bytes equal the last answer to the same request, with every page before it
+//! unchanged too, keeps them; only the time they were verified moves on. A new local day maps again
 //! (`days_in_stock` counts from it).
 
 use std::sync::{Arc, Mutex};
@@ -14,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use chrono::{DateTime, FixedOffset, Utc};
 
-use super::fetch::{Fetched, NextPage, PageWalk, records_in};
+use super::fetch::{Fetched, Known, NextPage, PageWalk, Validators, records_in};
 use super::{Operation, RestAdapter};
 use crate::adapters::mapping::{MapContext, map_vehicle};
 use crate::adapters::{AdapterError, InventorySnapshot, SoldUnit};
@@ -27,6 +29,8 @@ pub(super) struct LastRead(Mutex<Vec<Arc<MappedPage>>>);
 /// One page as the upstream sent it, and what it mapped to.
 pub(super) struct MappedPage {
     body: Bytes,
+    /// Its ETag and Last-Modified, for a conditional read of the page next time.
+    validators: Validators,
     /// The `last_verified_at` its vehicles carry.
     stamp: DateTime<FixedOffset>,
     listed: Vec<Arc<Vehicle>>,
@@ -52,6 +56,7 @@ impl MappedPage {
             .collect();
         Arc::new(Self {
             body: self.body.clone(),
+            validators: self.validators.clone(),
             stamp,
             listed,
             sold: self.sold.clone(),
@@ -87,18 +92,26 @@ impl RestAdapter {
                 .get(walk.index())
                 .filter(|k| unchanged && k.stamp.date_naive() == stamp.date_naive());
             let page = match self
-                .fetch(&endpoint, &walk.params(pagination), before.map(|k| &k.body))
+                .fetch(
+                    &endpoint,
+                    &walk.params(pagination),
+                    before.map(|k| Known {
+                        body: &k.body,
+                        validators: &k.validators,
+                    }),
+                )
                 .await?
             {
                 Fetched::Same => match before {
                     Some(known) => known.restamped(stamp),
                     None => return Err(AdapterError::InvalidResponse("no page to reuse".into())),
                 },
-                Fetched::New(body, bytes) => {
+                Fetched::New(body, bytes, validators) => {
                     unchanged = false;
                     let records = records_in(&body, op.records.as_ref())?;
                     let next = walk.next(pagination, &body, records.len())?;
-                    Arc::new(self.map_page(op, &records, &ctx, bytes, next))
+                    let page = self.map_page(op, &records, &ctx, bytes, next);
+                    Arc::new(MappedPage { validators, ..page })
                 }
             };
             let more = walk.advance(page.records, &page.next);
@@ -130,6 +143,7 @@ impl RestAdapter {
         MappedPage {
             // Exactly the body's size: the read buffer may have grown larger.
             body: Bytes::copy_from_slice(&body),
+            validators: Validators::default(),
             stamp: ctx.verified_stamp(),
             listed: mapped.listed,
             sold: mapped.sold,
