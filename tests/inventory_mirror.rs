@@ -129,6 +129,53 @@ async fn steady_reads_are_conditional_and_a_change_is_still_seen() {
 }
 
 #[tokio::test]
+async fn background_reads_ask_only_for_changes_since_the_last_one() {
+    let (server, inventory) = upstream(30).await;
+    let bridge = common::with_config(&mirrored(&server.uri(), "1s", "")).await;
+    let client = connect(&bridge.url, Some("acme-token")).await;
+    let listed: Vec<String> = vins_of(&search_all(&client).await).into_iter().collect();
+    let raised = inventory.raise_price(index_of(&inventory, &listed[5]));
+    let sold = inventory.mark_deleted(index_of(&inventory, &listed[6]));
+    let events = wait_events(&client, "ev.0", 2).await;
+    assert_eq!(
+        summary(&events),
+        vec![
+            ("vehicle.updated".to_owned(), raised),
+            ("vehicle.deleted".to_owned(), sold.clone()),
+        ]
+    );
+    let reads = server.received_requests().await.unwrap();
+    let windows: Vec<String> = reads
+        .iter()
+        .filter_map(|r| {
+            r.url
+                .query_pairs()
+                .find(|(k, _)| k == "modifiedTimeRange")
+                .map(|(_, v)| v.into_owned())
+        })
+        .collect();
+    assert!(
+        !windows.is_empty(),
+        "reads after the first ask for changes only"
+    );
+    assert!(
+        windows.iter().all(|w| w.contains("Z:") && w.ends_with('Z')),
+        "{windows:?}"
+    );
+    let gone = err(&call(
+        &client,
+        "inventory.get",
+        json!({ "dealership_id": "acme", "vin": sold }),
+    )
+    .await);
+    assert_eq!(gone["code"], "inventory.vehicle_unavailable");
+    assert_eq!(
+        search_all(&client).await["total"].as_u64().unwrap(),
+        listed.len() as u64 - 1
+    );
+}
+
+#[tokio::test]
 async fn changes_between_reads_become_vehicle_events_once() {
     let (server, inventory) = upstream(30).await;
     let bridge = common::with_config(&mirrored(&server.uri(), "1h", "")).await;

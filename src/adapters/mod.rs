@@ -62,6 +62,21 @@ pub trait UpstreamAdapter {
         &self,
     ) -> impl Future<Output = Result<Arc<InventorySnapshot>, AdapterError>> + Send;
 
+    /// Where the upstream answers changes-since reads ([`Self::inventory_changes`]):
+    /// how often a full read must still be made.
+    fn inventory_delta(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// The units changed since `since` (removed ones among `sold`); `None`
+    /// when the upstream offers no such read.
+    fn inventory_changes(
+        &self,
+        _since: chrono::DateTime<chrono::Utc>,
+    ) -> impl Future<Output = Result<Option<Arc<InventorySnapshot>>, AdapterError>> + Send {
+        async { Ok(None) }
+    }
+
     /// A trade-in valuation; `None` when the provider has no data for the vehicle.
     fn trade_value(
         &self,
@@ -175,6 +190,23 @@ impl UpstreamAdapter for Adapter {
             Self::Rest(a) => a.inventory().await,
             Self::Feed(a) => a.inventory().await,
             Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
+        }
+    }
+
+    fn inventory_delta(&self) -> Option<std::time::Duration> {
+        match self {
+            Self::Rest(a) => a.inventory_delta(),
+            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => None,
+        }
+    }
+
+    async fn inventory_changes(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<Arc<InventorySnapshot>>, AdapterError> {
+        match self {
+            Self::Rest(a) => a.inventory_changes(since).await,
+            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Ok(None),
         }
     }
 

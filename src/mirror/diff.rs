@@ -187,3 +187,40 @@ fn updated_data(vehicle: &Vehicle, changed: &[String]) -> Value {
     }
     Value::Object(data)
 }
+
+/// The copy with a changes-since read applied: changed units replaced or
+/// added, units the read reports removed taken out, the rest as they were.
+pub fn merge(previous: &InventorySnapshot, changes: &InventorySnapshot) -> InventorySnapshot {
+    let changed: HashMap<&str, &Arc<Vehicle>> =
+        changes.listed.iter().map(|v| (v.id.as_str(), v)).collect();
+    let removed: std::collections::HashSet<&str> =
+        changes.sold.iter().map(|s| s.id.as_str()).collect();
+    let mut listed: Vec<Arc<Vehicle>> = previous
+        .listed
+        .iter()
+        .filter(|v| !removed.contains(v.id.as_str()))
+        .map(|v| {
+            changed
+                .get(v.id.as_str())
+                .map_or_else(|| v.clone(), |c| (*c).clone())
+        })
+        .collect();
+    let before: std::collections::HashSet<&str> =
+        previous.listed.iter().map(|v| v.id.as_str()).collect();
+    listed.extend(
+        changes
+            .listed
+            .iter()
+            .filter(|v| !before.contains(v.id.as_str()))
+            .cloned(),
+    );
+    let mut sold = changes.sold.clone();
+    sold.extend(
+        previous
+            .sold
+            .iter()
+            .filter(|s| !removed.contains(s.id.as_str()) && !changed.contains_key(s.id.as_str()))
+            .cloned(),
+    );
+    InventorySnapshot::new(listed, sold, changes.fetched_at)
+}

@@ -90,16 +90,28 @@ struct State {
     copy: Option<Arc<InventorySnapshot>>,
     gone: BTreeMap<String, GoneUnit>,
     last_success_at: Option<DateTime<Utc>>,
+    /// The last full read (a changes-since read does not count); none yet
+    /// after a start, so the first read after one is full.
+    last_full_at: Option<DateTime<Utc>>,
     last_error: Option<&'static str>,
     held_back: Option<HeldBack>,
 }
 
-/// Whether a sync reads the upstream even when a copy exists.
+/// How a sync reads the upstream.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Read {
-    Always,
+    /// A changes-since read where the upstream offers one and the last full
+    /// read is recent enough; a full read otherwise.
+    Changes,
+    /// Every unit, whatever the upstream offers.
+    Full,
+    /// Only when there is no copy yet (the first calls wait for it).
     IfMissing,
 }
+
+/// Deltas ask from a little before the last good read: upstream clocks and
+/// commit delays differ from ours.
+const DELTA_OVERLAP: chrono::TimeDelta = chrono::TimeDelta::minutes(2);
 
 #[derive(Clone, Copy)]
 struct HeldBack {
@@ -186,14 +198,14 @@ impl Mirror {
             .is_some()
     }
 
-    /// Reads `dealership`'s inventory now and records what changed.
+    /// Reads `dealership`'s whole inventory now and records what changed.
     pub async fn sync_now(&self, dealership: &str) -> Result<(), MirrorError> {
         let d = self
             .inner
             .dealerships
             .get(dealership)
             .ok_or(AdapterError::Unsupported)?;
-        self.sync(d, Read::Always).await.map(|_| ())
+        self.sync(d, Read::Full).await.map(|_| ())
     }
 
     /// Every mirror's state, for `/readyz`.
@@ -223,7 +235,7 @@ impl Mirror {
 
     async fn run(&self, d: &Dealership, cancel: CancellationToken) {
         loop {
-            if let Err(e) = self.sync(d, Read::Always).await {
+            if let Err(e) = self.sync(d, Read::Changes).await {
                 tracing::warn!(dealership = %d.id, error = %e, "Inventory read failed; serving the last good copy.");
             }
             tokio::select! {
@@ -273,17 +285,17 @@ impl Mirror {
         if let (Read::IfMissing, Some(copy)) = (read, held) {
             return Ok(copy);
         }
-        let fresh = match d.adapter.inventory().await {
+        let (previous, gone) = {
+            let state = d.read();
+            (state.copy.clone(), state.gone.clone())
+        };
+        let (fresh, full) = match self.read_upstream(d, previous.as_ref(), read).await {
             Ok(fresh) => fresh,
             Err(e) => {
                 d.write().last_error = Some(e.class());
                 self.count_sync(d, e.class());
                 return Err(e.into());
             }
-        };
-        let (previous, gone) = {
-            let state = d.read();
-            (state.copy.clone(), state.gone.clone())
         };
         let now = Utc::now();
         let plan = diff::plan(
@@ -341,9 +353,41 @@ impl Mirror {
         state.copy = Some(copy.clone());
         state.gone = plan.gone;
         state.last_success_at = Some(now);
+        if full {
+            state.last_full_at = Some(now);
+        }
         state.last_error = None;
         state.held_back = None;
         Ok(copy)
+    }
+
+    /// The inventory as it stands upstream: a changes-since read applied to
+    /// the copy where allowed, else a full read (`true`).
+    async fn read_upstream(
+        &self,
+        d: &Dealership,
+        previous: Option<&Arc<InventorySnapshot>>,
+        read: Read,
+    ) -> Result<(Arc<InventorySnapshot>, bool), AdapterError> {
+        let (last_full, last_success) = {
+            let state = d.read();
+            (state.last_full_at, state.last_success_at)
+        };
+        let now = Utc::now();
+        let delta_allowed = read == Read::Changes
+            && d.adapter.inventory_delta().is_some_and(|full_every| {
+                last_full.is_some_and(|at| {
+                    now.signed_duration_since(at)
+                        .to_std()
+                        .is_ok_and(|age| age < full_every)
+                })
+            });
+        if let (true, Some(previous), Some(since)) = (delta_allowed, previous, last_success)
+            && let Some(changes) = d.adapter.inventory_changes(since - DELTA_OVERLAP).await?
+        {
+            return Ok((Arc::new(diff::merge(previous, &changes)), false));
+        }
+        Ok((d.adapter.inventory().await?, true))
     }
 
     /// The mass-removal guard: a read removing too many units is kept back

@@ -29,7 +29,29 @@ impl Respond for Inventory {
                 .and_then(|(_, v)| v.parse::<usize>().ok())
                 .unwrap_or(0)
         };
-        let results = self.results.lock().unwrap();
+        let all = self.results.lock().unwrap();
+        // MVS2's changes-since read: `modifiedTimeRange=<start>:<end>`, on the
+        // `modifiedTime` the test stamps on the records it changes.
+        let window = request
+            .url
+            .query_pairs()
+            .find(|(k, _)| k == "modifiedTimeRange")
+            .map(|(_, v)| v.into_owned());
+        let results: Vec<Value> = match &window {
+            Some(range) => {
+                let (from, to) = range.split_once("Z:").unwrap();
+                let (from, to) = (format!("{from}Z"), to.to_owned());
+                all.iter()
+                    .filter(|r| {
+                        r["modifiedTime"]
+                            .as_str()
+                            .is_some_and(|t| t >= from.as_str() && t <= to.as_str())
+                    })
+                    .cloned()
+                    .collect()
+            }
+            None => all.clone(),
+        };
         let start = number("offset").min(results.len());
         let end = (start + number("limit").min(self.cap)).min(results.len());
         let page = &results[start..end];
@@ -81,6 +103,16 @@ impl Inventory {
         *self.results.lock().unwrap() = records;
     }
 
+    /// Flags the record at `index` deleted, as MVS2 reports a sold unit (a
+    /// changes-since read sees it); returns its VIN.
+    pub fn mark_deleted(&self, index: usize) -> String {
+        let mut results = self.results.lock().unwrap();
+        let record = &mut results[index];
+        record["deleted"] = json!(true);
+        record["modifiedTime"] = json!(now());
+        record["vin"].as_str().unwrap().to_owned()
+    }
+
     /// Removes the record at `index` (the unit was sold); returns its VIN.
     pub fn remove(&self, index: usize) -> String {
         let record = self.results.lock().unwrap().remove(index);
@@ -99,6 +131,7 @@ impl Inventory {
             number => number.as_f64().unwrap(),
         };
         selling["amount"] = json!(format!("{:.2}", amount + 1000.0));
+        record["modifiedTime"] = json!(now());
         record["vin"].as_str().unwrap().to_owned()
     }
 
@@ -155,4 +188,9 @@ pub fn vins_of(page: &Value) -> std::collections::BTreeSet<String> {
         .iter()
         .map(|v| v["vin"].as_str().unwrap().to_owned())
         .collect()
+}
+
+/// Now as MVS2 writes times (UTC, milliseconds).
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

@@ -11,12 +11,13 @@
 //! unchanged too, keeps them; only the time they were verified moves on. A new local day maps again
 //! (`days_in_stock` counts from it).
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use chrono::{DateTime, FixedOffset, Utc};
 
-use super::fetch::{Fetched, Known, NextPage, PageWalk, Validators, records_in};
+use super::fetch::{Endpoint, Fetched, Known, NextPage, PageWalk, Validators, records_in};
 use super::{Operation, RestAdapter};
 use crate::adapters::mapping::{MapContext, map_vehicle};
 use crate::adapters::{AdapterError, InventorySnapshot, SoldUnit};
@@ -72,6 +73,46 @@ impl RestAdapter {
         &self,
         op: &Operation,
     ) -> Result<InventorySnapshot, AdapterError> {
+        let known = self.last_read.pages();
+        let (pages, reparsed) = self.read_mapped_pages(op, &op.endpoint(), &known).await?;
+        tracing::debug!(profile = %self.profile_name, pages = pages.len(), reparsed, "Read upstream inventory.");
+        let snapshot = snapshot_of(&pages);
+        self.last_read.remember(pages);
+        Ok(snapshot)
+    }
+
+    /// Reads the units changed since `since` (the profile's delta query).
+    pub(super) async fn list_changes(
+        &self,
+        op: &Operation,
+        since: DateTime<Utc>,
+    ) -> Result<InventorySnapshot, AdapterError> {
+        let Some(delta) = &op.delta else {
+            return Err(AdapterError::Unsupported);
+        };
+        let stamp = |t: DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let params = BTreeMap::from([
+            ("since".to_owned(), stamp(since)),
+            ("until".to_owned(), stamp(Utc::now())),
+        ]);
+        let endpoint = Endpoint {
+            query: &delta.query,
+            params: &params,
+            ..op.endpoint()
+        };
+        let (pages, _) = self.read_mapped_pages(op, &endpoint, &[]).await?;
+        tracing::debug!(profile = %self.profile_name, pages = pages.len(), "Read upstream inventory changes.");
+        Ok(snapshot_of(&pages))
+    }
+
+    /// Walks the pages of `endpoint`, reusing `known` pages the upstream says
+    /// are unchanged; answers the pages and whether any was parsed anew.
+    async fn read_mapped_pages(
+        &self,
+        op: &Operation,
+        endpoint: &Endpoint<'_>,
+        known: &[Arc<MappedPage>],
+    ) -> Result<(Vec<Arc<MappedPage>>, bool), AdapterError> {
         let verified_at = Utc::now();
         let ctx = MapContext {
             dealership_id: &self.dealership.id,
@@ -80,8 +121,6 @@ impl RestAdapter {
             verified_at,
         };
         let stamp = ctx.verified_stamp();
-        let known = self.last_read.pages();
-        let endpoint = op.endpoint();
         let pagination = &op.spec.pagination;
         let mut pages: Vec<Arc<MappedPage>> = Vec::new();
         let mut walk = PageWalk::default();
@@ -93,7 +132,7 @@ impl RestAdapter {
                 .filter(|k| unchanged && k.stamp.date_naive() == stamp.date_naive());
             let page = match self
                 .fetch(
-                    &endpoint,
+                    endpoint,
                     &walk.params(pagination),
                     before.map(|k| Known {
                         body: &k.body,
@@ -120,10 +159,7 @@ impl RestAdapter {
                 break;
             }
         }
-        tracing::debug!(profile = %self.profile_name, pages = pages.len(), reparsed = !unchanged, "Read upstream inventory.");
-        let snapshot = snapshot_of(&pages, verified_at);
-        self.last_read.remember(pages);
-        Ok(snapshot)
+        Ok((pages, !unchanged))
     }
 
     fn map_page(
@@ -165,7 +201,10 @@ impl LastRead {
     }
 }
 
-fn snapshot_of(pages: &[Arc<MappedPage>], verified_at: DateTime<Utc>) -> InventorySnapshot {
+fn snapshot_of(pages: &[Arc<MappedPage>]) -> InventorySnapshot {
+    let verified_at = pages
+        .first()
+        .map_or_else(Utc::now, |p| p.stamp.with_timezone(&Utc));
     InventorySnapshot::new(
         pages
             .iter()

@@ -15,11 +15,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+
 use reqwest::header::HeaderName;
 use secrecy::SecretString;
 
 use self::auth::{OAuthClient, UpstreamAuth};
-use self::profile::{AuthSpec, ErrorSpec, OperationSpec, Profile};
+use self::profile::{AuthSpec, DeltaSpec, ErrorSpec, OperationSpec, Profile};
 use super::flight::Flight;
 use super::mapping::{ValuePath, VehicleMapping};
 use super::resilience::UpstreamPolicy;
@@ -97,6 +99,13 @@ struct Operation {
     query: Vec<(String, Template)>,
     records: Option<ValuePath>,
     mapping: VehicleMapping,
+    delta: Option<Delta>,
+}
+
+/// A compiled changes-since read: the operation's query plus the delta's.
+struct Delta {
+    query: Vec<(String, Template)>,
+    full_every: std::time::Duration,
 }
 
 struct CompiledErrors {
@@ -283,12 +292,46 @@ fn compile_operation(
                 .ok()?,
         ),
     };
+    let delta = spec
+        .delta
+        .as_ref()
+        .and_then(|d| compile_delta(d, &query, ctx, errors));
     Some(Operation {
         spec: spec.clone(),
         path,
         query,
         records,
         mapping,
+        delta,
+    })
+}
+
+/// The delta's query templates, which may name `{since}` and `{until}`.
+fn compile_delta(
+    spec: &DeltaSpec,
+    base_query: &[(String, Template)],
+    ctx: &TemplateContext<'_>,
+    errors: &mut Vec<String>,
+) -> Option<Delta> {
+    let names: BTreeMap<String, String> = ["since", "until"]
+        .iter()
+        .map(|p| ((*p).to_owned(), String::new()))
+        .collect();
+    let ctx = TemplateContext {
+        params: &names,
+        ..*ctx
+    };
+    let before = errors.len();
+    let mut query = base_query.to_vec();
+    for (k, v) in &spec.query {
+        match Template::compile(v, &ctx) {
+            Ok(t) => query.push((k.clone(), t)),
+            Err(e) => errors.push(format!("profile inventory.delta.query.{k}: {e}")),
+        }
+    }
+    (errors.len() == before).then_some(Delta {
+        query,
+        full_every: spec.full_every,
     })
 }
 
@@ -390,6 +433,26 @@ impl UpstreamAdapter for RestAdapter {
 
     fn inventory_sync(&self) -> Option<std::time::Duration> {
         self.inventory_sync.filter(|_| self.inventory.is_some())
+    }
+
+    fn inventory_delta(&self) -> Option<std::time::Duration> {
+        self.inventory
+            .as_ref()?
+            .delta
+            .as_ref()
+            .map(|d| d.full_every)
+    }
+
+    async fn inventory_changes(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<Option<Arc<InventorySnapshot>>, AdapterError> {
+        let Some(op) = self.inventory.as_ref().filter(|op| op.delta.is_some()) else {
+            return Ok(None);
+        };
+        self.list_changes(op, since)
+            .await
+            .map(|s| Some(Arc::new(s)))
     }
 
     async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {

@@ -280,6 +280,27 @@ pub struct OperationSpec {
     pub mapping: String,
     #[serde(default)]
     pub pagination: Pagination,
+    /// The inventory's changes-since read, where the vendor offers one.
+    #[serde(default)]
+    pub delta: Option<DeltaSpec>,
+}
+
+/// A changes-since read of the inventory: the operation with these query
+/// parameters added answers the units changed (removed ones flagged as the
+/// mapping's `sold` rule says) since `{since}`, up to `{until}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeltaSpec {
+    /// Added to the operation's query; `{since}` and `{until}` are RFC 3339
+    /// UTC times with milliseconds (`2026-11-26T10:00:00.000Z`).
+    pub query: BTreeMap<String, String>,
+    /// A full read at least this often: it catches a removal no delta reported.
+    #[serde(default = "default_full_every", with = "humantime_serde")]
+    pub full_every: std::time::Duration,
+}
+
+fn default_full_every() -> std::time::Duration {
+    std::time::Duration::from_secs(24 * 60 * 60)
 }
 
 fn default_method() -> String {
