@@ -40,3 +40,62 @@ async fn demo_serves_every_dealership_to_the_group_token() {
         }
     }
 }
+
+#[tokio::test]
+async fn the_demo_feed_advancing_becomes_vehicle_events() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let list = json!({ "dealership_id": "demo-feed", "limit": 100 });
+    let before = ok(&call(&client, "events.list", list.clone()).await);
+    assert_eq!(
+        before["events"],
+        json!([]),
+        "the first read is the baseline"
+    );
+
+    let feed = &bridge.mocks.as_ref().unwrap().feed_url;
+    reqwest::Client::new()
+        .post(format!("{feed}/feeds/advance"))
+        .send()
+        .await
+        .unwrap();
+    bridge
+        .gateway
+        .services()
+        .mirror
+        .sync_now("demo-feed")
+        .await
+        .unwrap();
+    let after = ok(&call(&client, "events.list", list).await);
+    let events = after["events"].as_array().unwrap();
+    let of = |kind: &str| events.iter().filter(|e| e["type"] == kind).count();
+    assert_eq!(
+        (of("vehicle.deleted"), of("vehicle.created")),
+        (3, 1),
+        "three units sold, one arrived: {after}"
+    );
+    let price_drop = events
+        .iter()
+        .find(|e| e["type"] == "vehicle.updated")
+        .unwrap_or_else(|| panic!("no price change in {after}"));
+    assert!(
+        price_drop["data"]["changed"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("price")),
+        "{price_drop}"
+    );
+    // A sold unit now answers as sold, by the VIN the event names.
+    let sold = events
+        .iter()
+        .find(|e| e["type"] == "vehicle.deleted")
+        .unwrap();
+    let vin = sold["data"]["vin"].as_str().unwrap();
+    let gone = err(&call(
+        &client,
+        "inventory.get",
+        json!({ "dealership_id": "demo-feed", "vin": vin }),
+    )
+    .await);
+    assert_eq!(gone["code"], "inventory.vehicle_unavailable");
+}

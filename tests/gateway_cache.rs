@@ -445,8 +445,8 @@ async fn a_disabled_cache_sends_every_call_upstream() {
 }
 
 #[tokio::test]
-async fn dealership_tools_and_feed_dealerships_are_not_cached() {
-    let bridge = common::demo_reading_through().await;
+async fn dealership_tools_are_not_cached_and_a_mirror_change_ends_cached_answers() {
+    let bridge = demo().await;
     let client = connect(&bridge.url, Some("demo-token-group")).await;
 
     for _ in 0..2 {
@@ -465,21 +465,26 @@ async fn dealership_tools_and_feed_dealerships_are_not_cached() {
         assert!(cache_meta(&get).is_none(), "{:?}", get.meta);
     }
 
+    // A mirrored feed: answers are cached while the copy stays the same...
     let args = json!({ "dealership_id": "demo-feed", "limit": 5 });
-    for _ in 0..2 {
-        let feed = search(&client, args.clone()).await;
-        assert_eq!(ok(&feed)["items"].as_array().unwrap().len(), 5);
-        assert!(
-            cache_meta(&feed).is_none(),
-            "a feed is mirrored, served from a local copy, not the read cache: {:?}",
-            feed.meta
-        );
-    }
+    let first = search(&client, args.clone()).await;
+    assert!(!hit_of(&first));
+    let again = search(&client, args.clone()).await;
+    assert!(hit_of(&again));
+    let total = ok(&again)["total"].as_u64().unwrap();
 
-    // The REST-backed dealership of the same demo, read through, is cached (so the checks above can fail).
-    let cdk_args = json!({ "dealership_id": "demo-cdk", "limit": 5 });
-    assert!(!hit_of(&search(&client, cdk_args.clone()).await));
-    assert!(hit_of(&search(&client, cdk_args).await));
+    // ...and end the moment it changes: three units sell, one arrives.
+    let feed = &bridge.mocks.as_ref().unwrap().feed_url;
+    reqwest::Client::new()
+        .post(format!("{feed}/feeds/advance"))
+        .send()
+        .await
+        .unwrap();
+    let mirror = &bridge.gateway.services().mirror;
+    mirror.sync_now("demo-feed").await.unwrap();
+    let after = search(&client, args).await;
+    assert!(!hit_of(&after), "a new copy is a new answer");
+    assert_eq!(ok(&after)["total"].as_u64().unwrap(), total - 2);
 }
 
 #[tokio::test]

@@ -14,7 +14,6 @@ use tracing::Instrument;
 
 use super::cache::{CacheInfo, Payload};
 use super::{Gateway, write};
-use crate::adapters::UpstreamAdapter;
 use crate::config::ToolClass;
 use crate::contract::Principal;
 use crate::contract::error::rate_limited;
@@ -226,6 +225,11 @@ impl Gateway {
         let payload = match (cache_ttl, canonical, tool.domain(), dealership, write) {
             (_, _, _, _, Some(write)) => self.write_once(write, work).await?,
             (Some(ttl), Some(canonical), Some(domain), Some(d), None) => {
+                // A mirrored inventory's answers hold until its copy changes.
+                let canonical = match self.services().mirror.cache_tag(&d.profile.id) {
+                    Some(tag) if domain == Domain::Inventory => format!("{canonical}\u{1f}{tag}"),
+                    _ => canonical,
+                };
                 let key = self
                     .inner
                     .cache
@@ -306,9 +310,7 @@ impl Gateway {
         if let (Some(domain), Some(d)) = (tool.domain(), dealership) {
             let route = d.routes.get(&domain).ok_or_else(|| unsupported(domain))?;
             facts.adapter = Some(route.upstream.clone());
-            // A mirrored inventory is already a local copy: caching it would only delay its updates.
-            let mirrored = domain == Domain::Inventory && route.adapter.inventory_sync().is_some();
-            if tool.cacheable() && !mirrored {
+            if tool.cacheable() {
                 cache_ttl = Some(self.inner.cache.ttl(domain));
             }
         }

@@ -80,6 +80,8 @@ struct Dealership {
     adapter: Arc<Adapter>,
     every: Duration,
     state: RwLock<State>,
+    /// Bumped whenever the copy's content changes: cached answers carry it.
+    generation: std::sync::atomic::AtomicU64,
     /// One read at a time: a burst of first calls reads the upstream once.
     syncing: Mutex<()>,
     wake: Notify,
@@ -134,6 +136,7 @@ impl Mirror {
                     adapter: s.adapter,
                     every: s.every,
                     state: RwLock::default(),
+                    generation: std::sync::atomic::AtomicU64::new(0),
                     syncing: Mutex::new(()),
                     wake: Notify::new(),
                 };
@@ -179,13 +182,24 @@ impl Mirror {
             Some(copy) => copy,
             None => self.sync(d, Read::IfMissing).await?,
         };
-        let stale_since = d.read().last_success_at.filter(|at| {
-            Utc::now()
-                .signed_duration_since(*at)
-                .to_std()
-                .is_ok_and(|age| age > self.inner.config.stale_after)
-        });
+        let stale_since = d.read().last_success_at.filter(|at| self.is_stale(*at));
         Ok(Mirrored { copy, stale_since })
+    }
+
+    /// What answers computed from `dealership`'s copy depend on: its
+    /// generation and whether it is stale. `None` for an unmirrored dealership.
+    pub fn cache_tag(&self, dealership: &str) -> Option<String> {
+        let d = self.inner.dealerships.get(dealership)?;
+        let generation = d.generation.load(std::sync::atomic::Ordering::Acquire);
+        let stale = d.read().last_success_at.is_some_and(|at| self.is_stale(at));
+        Some(format!("{generation}:{}", u8::from(stale)))
+    }
+
+    fn is_stale(&self, last_success_at: DateTime<Utc>) -> bool {
+        Utc::now()
+            .signed_duration_since(last_success_at)
+            .to_std()
+            .is_ok_and(|age| age > self.inner.config.stale_after)
     }
 
     /// Asks for a read of `dealership`'s inventory now (an inbound vendor
@@ -210,17 +224,12 @@ impl Mirror {
 
     /// Every mirror's state, for `/readyz`.
     pub fn status(&self) -> Vec<MirrorStatus> {
-        let now = Utc::now();
         self.inner
             .dealerships
             .values()
             .map(|d| {
                 let state = d.read();
-                let stale = state.last_success_at.is_none_or(|at| {
-                    now.signed_duration_since(at)
-                        .to_std()
-                        .is_ok_and(|age| age > self.inner.config.stale_after)
-                });
+                let stale = state.last_success_at.is_none_or(|at| self.is_stale(at));
                 MirrorStatus {
                     dealership: d.id.clone(),
                     listed: state.copy.as_ref().map_or(0, |c| c.listed.len()),
@@ -349,9 +358,14 @@ impl Mirror {
             .inc_by(plan.events.len() as u64);
         self.set_units_gauge(d, copy.listed.len());
         self.count_sync(d, "ok");
+        let changed = previous.is_none() || !plan.events.is_empty();
         let mut state = d.write();
         state.copy = Some(copy.clone());
         state.gone = plan.gone;
+        if changed {
+            d.generation
+                .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        }
         state.last_success_at = Some(now);
         if full {
             state.last_full_at = Some(now);
