@@ -318,44 +318,12 @@ impl Mirror {
         {
             return Ok(previous.clone());
         }
-        let changes = MirrorChanges {
-            listed: plan.upserts.iter().map(|v| &**v).collect(),
-            gone: plan.removed.clone(),
-        };
-        let recorded = crate::store::mirror::record_sync(
-            &self.inner.store,
-            &d.id,
-            &changes,
-            &plan.events,
-            now,
-        )
-        .await;
-        if let Err(e) = recorded {
-            d.write().last_error = Some("store");
-            self.count_sync(d, "store");
-            return Err(e.into());
-        }
-        let mut sold = fresh.sold.clone();
-        sold.extend(
-            plan.gone
-                .values()
-                .filter(|g| !fresh.sold.iter().any(|s| s.id == g.id))
-                .map(sold_unit),
-        );
-        let copy = Arc::new(
-            InventorySnapshot::new(fresh.listed.clone(), sold, fresh.fetched_at.or(Some(now)))
-                .indexed(),
-        );
+        self.record(d, &plan, now).await?;
+        let copy = Arc::new(served_copy(&fresh, &plan, now));
         if !plan.events.is_empty() {
             tracing::info!(dealership = %d.id, events = plan.events.len(), listed = copy.listed.len(), "Inventory changed.");
         }
-        self.inner
-            .metrics
-            .mirror_events
-            .get_or_create(&DealershipLabel {
-                dealership: d.id.clone(),
-            })
-            .inc_by(plan.events.len() as u64);
+        self.count_events(d, plan.events.len());
         self.set_units_gauge(d, copy.listed.len());
         self.count_sync(d, "ok");
         let changed = previous.is_none() || !plan.events.is_empty();
@@ -373,6 +341,33 @@ impl Mirror {
         state.last_error = None;
         state.held_back = None;
         Ok(copy)
+    }
+
+    /// Writes the read's changes and events to the store, in one transaction.
+    async fn record(
+        &self,
+        d: &Dealership,
+        plan: &diff::Plan,
+        now: DateTime<Utc>,
+    ) -> Result<(), MirrorError> {
+        let changes = MirrorChanges {
+            listed: plan.upserts.iter().map(|v| &**v).collect(),
+            gone: plan.removed.clone(),
+        };
+        let recorded = crate::store::mirror::record_sync(
+            &self.inner.store,
+            &d.id,
+            &changes,
+            &plan.events,
+            now,
+        )
+        .await;
+        if let Err(e) = recorded {
+            d.write().last_error = Some("store");
+            self.count_sync(d, "store");
+            return Err(e.into());
+        }
+        Ok(())
     }
 
     /// The inventory as it stands upstream: a changes-since read applied to
@@ -432,6 +427,16 @@ impl Mirror {
         true
     }
 
+    fn count_events(&self, d: &Dealership, events: usize) {
+        self.inner
+            .metrics
+            .mirror_events
+            .get_or_create(&DealershipLabel {
+                dealership: d.id.clone(),
+            })
+            .inc_by(events as u64);
+    }
+
     fn count_sync(&self, d: &Dealership, outcome: &'static str) {
         self.inner
             .metrics
@@ -463,6 +468,25 @@ impl Dealership {
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
         self.state.write().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// What reads answer from: the fresh read's listed units, and as sold both
+/// what it reports sold and every unit known to have left.
+fn served_copy(
+    fresh: &InventorySnapshot,
+    plan: &diff::Plan,
+    now: DateTime<Utc>,
+) -> InventorySnapshot {
+    let reported: std::collections::HashSet<&str> =
+        fresh.sold.iter().map(|s| s.id.as_str()).collect();
+    let mut sold = fresh.sold.clone();
+    sold.extend(
+        plan.gone
+            .values()
+            .filter(|g| !reported.contains(g.id.as_str()))
+            .map(sold_unit),
+    );
+    InventorySnapshot::new(fresh.listed.clone(), sold, fresh.fetched_at.or(Some(now))).indexed()
 }
 
 fn sold_unit(g: &GoneUnit) -> SoldUnit {
