@@ -7,6 +7,7 @@
 //! what was seen before it.
 
 pub mod diff;
+mod status;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -20,9 +21,10 @@ use crate::adapters::{Adapter, AdapterError, InventorySnapshot, SoldUnit, Upstre
 use crate::config::MirrorConfig;
 use crate::store::mirror::{GoneUnit, MirrorChanges};
 use crate::store::{Store, StoreError};
-use crate::telemetry::metrics::{DealershipLabel, Metrics, MirrorSyncLabels};
+use crate::telemetry::metrics::Metrics;
 
 pub use diff::changed_fields;
+pub use status::MirrorStatus;
 
 /// Why a read of the mirror could not be answered.
 #[derive(Debug, thiserror::Error)]
@@ -45,21 +47,6 @@ pub struct Mirrored {
     pub copy: Arc<InventorySnapshot>,
     /// Set when no read has succeeded for longer than `stale_after`.
     pub stale_since: Option<DateTime<Utc>>,
-}
-
-/// Where one dealership's mirror stands, for `/readyz`.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct MirrorStatus {
-    pub dealership: String,
-    pub listed: usize,
-    pub last_success_at: Option<DateTime<Utc>>,
-    pub stale: bool,
-    /// The last read's failure class, if it failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<&'static str>,
-    /// Units the last reads would remove, held back by the mass-removal guard.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub held_back_removals: Option<usize>,
 }
 
 /// Every mirrored dealership. Cheap to clone.
@@ -220,26 +207,6 @@ impl Mirror {
             .get(dealership)
             .ok_or(AdapterError::Unsupported)?;
         self.sync(d, Read::Full).await.map(|_| ())
-    }
-
-    /// Every mirror's state, for `/readyz`.
-    pub fn status(&self) -> Vec<MirrorStatus> {
-        self.inner
-            .dealerships
-            .values()
-            .map(|d| {
-                let state = d.read();
-                let stale = state.last_success_at.is_none_or(|at| self.is_stale(at));
-                MirrorStatus {
-                    dealership: d.id.clone(),
-                    listed: state.copy.as_ref().map_or(0, |c| c.listed.len()),
-                    last_success_at: state.last_success_at,
-                    stale,
-                    last_error: state.last_error,
-                    held_back_removals: state.held_back.map(|h| h.removals),
-                }
-            })
-            .collect()
     }
 
     async fn run(&self, d: &Dealership, cancel: CancellationToken) {
@@ -425,37 +392,6 @@ impl Mirror {
         );
         self.count_sync(d, "held_back");
         true
-    }
-
-    fn count_events(&self, d: &Dealership, events: usize) {
-        self.inner
-            .metrics
-            .mirror_events
-            .get_or_create(&DealershipLabel {
-                dealership: d.id.clone(),
-            })
-            .inc_by(events as u64);
-    }
-
-    fn count_sync(&self, d: &Dealership, outcome: &'static str) {
-        self.inner
-            .metrics
-            .mirror_syncs
-            .get_or_create(&MirrorSyncLabels {
-                dealership: d.id.clone(),
-                outcome,
-            })
-            .inc();
-    }
-
-    fn set_units_gauge(&self, d: &Dealership, listed: usize) {
-        self.inner
-            .metrics
-            .mirror_units
-            .get_or_create(&DealershipLabel {
-                dealership: d.id.clone(),
-            })
-            .set(i64::try_from(listed).unwrap_or(i64::MAX));
     }
 }
 
