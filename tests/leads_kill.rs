@@ -169,6 +169,29 @@ async fn a_killed_bridge_loses_no_accepted_lead_and_invents_none() {
         crm.requests() > received.len(),
         "the CRM failed some requests"
     );
+
+    // The event log survived the kill: sequences 1..=n with no gap or repeat,
+    // exactly one lead.created per stored lead, and a delivered event for each.
+    let events: Vec<(i64, String, String)> = sqlx::query_as(
+        "SELECT sequence, event_type, resource_id FROM events WHERE dealership = 'acme' ORDER BY sequence",
+    )
+    .fetch_all(&store)
+    .await
+    .unwrap();
+    let sequences: Vec<i64> = events.iter().map(|e| e.0).collect();
+    assert_eq!(sequences, (1..=events.len() as i64).collect::<Vec<_>>());
+    let of = |kind: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e.1 == kind)
+            .map(|e| e.2.clone())
+            .collect()
+    };
+    let created = of("lead.created");
+    assert_eq!(created.len(), stored.len(), "one lead.created per lead");
+    assert_eq!(created.iter().cloned().collect::<BTreeSet<_>>(), stored);
+    let updates: BTreeSet<String> = of("lead.delivery_updated").into_iter().collect();
+    assert_eq!(updates, stored, "every lead's delivery has events");
     eprintln!(
         "kill test: {} accepted before SIGKILL, {} stored, {} delivered before the kill, {} requests, {} resends dropped as duplicates",
         accepted.len(),
