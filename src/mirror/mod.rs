@@ -7,6 +7,7 @@
 //! what was seen before it.
 
 pub mod diff;
+pub mod inbound;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -23,6 +24,7 @@ use crate::store::{Store, StoreError};
 use crate::telemetry::metrics::{DealershipLabel, Metrics, MirrorSyncLabels};
 
 pub use diff::changed_fields;
+pub use inbound::{InboundSink, InboundSinks};
 
 /// Why a read of the mirror could not be answered.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +75,8 @@ struct Inner {
     config: MirrorConfig,
     metrics: Arc<Metrics>,
     dealerships: BTreeMap<String, Arc<Dealership>>,
+    /// Upstreams whose vendor pushes change events, by upstream id.
+    inbound: InboundSinks,
 }
 
 struct Dealership {
@@ -113,6 +117,7 @@ impl Mirror {
         config: MirrorConfig,
         metrics: Arc<Metrics>,
         sources: Vec<MirrorSource>,
+        inbound: InboundSinks,
     ) -> Self {
         let dealerships = sources
             .into_iter()
@@ -134,6 +139,7 @@ impl Mirror {
                 config,
                 metrics,
                 dealerships,
+                inbound,
             }),
         }
     }
@@ -184,6 +190,11 @@ impl Mirror {
             .get(dealership)
             .map(|d| d.wake.notify_one())
             .is_some()
+    }
+
+    /// The inbound events `upstream` accepts, if its vendor pushes any.
+    pub fn inbound(&self, upstream: &str) -> Option<&InboundSink> {
+        self.inner.inbound.get(upstream)
     }
 
     /// Reads `dealership`'s inventory now and records what changed.
