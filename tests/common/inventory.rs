@@ -139,3 +139,18 @@ pub fn vins_of(page: &Value) -> std::collections::BTreeSet<String> {
         .map(|v| v["vin"].as_str().unwrap().to_owned())
         .collect()
 }
+
+/// (type, vin) of each event, in order.
+pub fn summary(events: &Value) -> Vec<(String, String)> {
+    events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap().to_owned(),
+                e["data"]["vin"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
