@@ -13,7 +13,7 @@ use common::config::Upstream;
 use common::inventory::{Inventory, search_all, summary, upstream};
 use common::{Bridge, Client, INVENTORY_PATH, call, connect, count, metrics_text, ok};
 use hmac::{Hmac, Mac};
-use serde_json::json;
+use serde_json::{Value, json};
 use sha2::Sha256;
 use wiremock::MockServer;
 
@@ -279,6 +279,45 @@ async fn a_signed_event_is_accepted() {
     assert_eq!(signed.await, 202);
     read_after(&server, reads).await;
     assert_eq!(events_once_there(&client, 1).await, [updated(&raised)]);
+}
+
+#[tokio::test]
+async fn the_demo_cdk_pushes_its_price_drops() {
+    let bridge = common::demo().await;
+    let mocks = bridge.mocks.as_ref().unwrap();
+    mocks.cdk.push_events_to(&format!(
+        "http://{}/events/inbound/cdk-riverside",
+        bridge.addr
+    ));
+    let client = connect(&bridge.url, Some("demo-token-cdk")).await;
+    ok(&call(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "demo-cdk", "limit": 1 }),
+    )
+    .await);
+    let url = format!("{}/cdk/admin/price-drop", mocks.cdk_url);
+    let answer = reqwest::Client::new().post(url).send().await.unwrap();
+    let dropped: Value = answer.json().await.unwrap();
+    assert_eq!(dropped["event_answered"], 202, "{dropped}");
+    let vin = dropped["vin"].as_str().unwrap();
+    let args = json!({ "dealership_id": "demo-cdk", "types": ["vehicle.updated"], "limit": 100 });
+    for _ in 0..100 {
+        let page = ok(&call(&client, "events.list", args.clone()).await);
+        let events = page["events"].as_array().unwrap();
+        if let Some(event) = events.iter().find(|e| e["data"]["vin"] == vin) {
+            assert!(
+                event["data"]["changed"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&json!("price")),
+                "{event}"
+            );
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no vehicle.updated event for {vin}");
 }
 
 #[tokio::test]
