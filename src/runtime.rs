@@ -28,7 +28,7 @@ use crate::gateway::limits::CallerLimits;
 use crate::gateway::{Gateway, GatewayParts};
 use crate::leads::LeadDesk;
 use crate::leads::outbox::Outbox;
-use crate::mirror::{Mirror, MirrorSource};
+use crate::mirror::{InboundSinks, Mirror, MirrorSource};
 use crate::model::{DealershipProfile, Domain};
 use crate::store::{AuditWriter, Store, StoreError};
 use crate::telemetry::metrics::Metrics;
@@ -41,6 +41,7 @@ pub struct Runtime {
     store: StoreConfig,
     leads: LeadsConfig,
     mirror: MirrorConfig,
+    inbound: InboundSinks,
     webhooks: Webhooks,
 }
 
@@ -95,6 +96,7 @@ impl Runtime {
             self.mirror,
             self.parts.metrics.clone(),
             mirror_sources(&self.parts.dealerships),
+            self.inbound,
         );
         mirror.start(cancel).await;
         let webhooks = self.webhooks.status();
@@ -190,6 +192,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
     }
     let auth = build_auth(config, base, &mut errors);
     let webhooks = crate::webhooks::build(config, base, &mut errors);
+    let inbound = InboundSinks::build(config, base, &mut errors);
     let cursors = match &config.server.cursor_secret {
         Some(source) => match resolve_secret(source, base) {
             Ok(key) => CursorCodec::new(key.expose_secret().as_bytes()),
@@ -225,6 +228,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         store: config.store.clone(),
         leads: config.leads.clone(),
         mirror: config.mirror.clone(),
+        inbound,
         webhooks,
     })
 }

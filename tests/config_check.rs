@@ -966,3 +966,93 @@ fn a_webhook_secret_from_the_environment_is_read_and_checked() {
         "1 dealership(s), 1 upstream(s), 1 token(s)",
     );
 }
+
+/// [`valid_config`] with `acme`'s inventory on a CDK upstream, whose table gets `extra`.
+fn inbound_config(extra: &str) -> String {
+    valid_config().replace(
+        "[upstreams.feed]",
+        &format!(
+            "[upstreams.cdk]\nkind = \"rest\"\nprofile = \"cdk-fortellis\"\n\
+             base_url = \"http://127.0.0.1:1/cdk\"\ntoken_url = \"http://127.0.0.1:1/oauth2/token\"\n\
+             client_id = {{ value = \"id\" }}\nclient_secret = {{ value = \"secret\" }}\n\
+             vars = {{ subscription_id = \"sub-1\" }}\n{extra}\n\n[upstreams.feed]"
+        ),
+    )
+}
+
+#[test]
+fn inbound_event_problems_are_all_listed_with_their_paths() {
+    let routed = |extra: &str| {
+        inbound_config(extra).replace(
+            "routes = { inventory = \"feed\" }",
+            "routes = { inventory = \"cdk\" }",
+        )
+    };
+    assert_ok(
+        &check(&routed(
+            "inbound_events = { secret = { value = \"s3cret\" }, max_body = \"64KiB\" }",
+        )),
+        "1 dealership(s), 2 upstream(s), 1 token(s)",
+    );
+    assert_problems(
+        &check(&routed(
+            "inbound_events = { secret = { value = \" \" }, max_body = \"8MiB\" }",
+        )),
+        &[
+            ("upstreams.cdk.inbound_events.secret", "must not be empty"),
+            (
+                "upstreams.cdk.inbound_events.max_body",
+                "is not a size between 1KiB and 4MiB",
+            ),
+        ],
+    );
+    assert_problems(
+        &check(&routed(
+            "inventory_sync = \"off\"\ninbound_events = { secret = { env = \"INBOUND_UNSET_XYZ\" }, max_body = \"512B\" }",
+        )),
+        &[
+            ("upstreams.cdk.inbound_events", "needs a mirrored inventory"),
+            (
+                "upstreams.cdk.inbound_events.max_body",
+                "is not a size between 1KiB and 4MiB",
+            ),
+        ],
+    );
+    // Not routed: no dealership's inventory to refresh.
+    assert_problems(
+        &check(&inbound_config(
+            "inbound_events = { secret = { value = \"s3cret\" } }",
+        )),
+        &[(
+            "upstreams.cdk.inbound_events",
+            "no dealership routes its inventory",
+        )],
+    );
+    let typo = routed("inbound_events = { secret = { value = \"s3cret\" }, max_bdy = \"1KiB\" }");
+    let outcome = check(&typo);
+    assert_eq!(outcome.code, 2, "{outcome:?}");
+    assert!(
+        outcome.problems().iter().any(|p| p.contains("max_bdy")),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn an_inbound_secret_from_the_environment_is_read() {
+    let toml = inbound_config("inbound_events = { secret = { env = \"INBOUND_SECRET_XYZ\" } }")
+        .replace(
+            "routes = { inventory = \"feed\" }",
+            "routes = { inventory = \"cdk\" }",
+        );
+    assert_problems(
+        &check(&toml),
+        &[(
+            "upstreams.cdk.inbound_events.secret",
+            "environment variable INBOUND_SECRET_XYZ is not set",
+        )],
+    );
+    assert_ok(
+        &check_with_env(&toml, &[("INBOUND_SECRET_XYZ", "s3cret")]),
+        "1 dealership(s), 2 upstream(s), 1 token(s)",
+    );
+}

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use common::config::Upstream;
-use common::inventory::{Inventory, search_all, upstream, vins_of};
+use common::inventory::{Inventory, search_all, summary, upstream, vins_of};
 use common::process::{free_addr, start_bridge};
 use common::{Bridge, Client, INVENTORY_PATH, call, connect, count, err, ok};
 use serde_json::{Value, json};
@@ -45,21 +45,6 @@ async fn sync(bridge: &Bridge) {
 
 async fn try_sync(bridge: &Bridge) -> Result<(), dms_bridge::mirror::MirrorError> {
     bridge.gateway.services().mirror.sync_now("acme").await
-}
-
-/// (type, vin) of each event, in order.
-fn summary(events: &Value) -> Vec<(String, String)> {
-    events["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            (
-                e["type"].as_str().unwrap().to_owned(),
-                e["data"]["vin"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
 }
 
 /// Index of the listed record with this VIN in the upstream's records.

@@ -83,6 +83,10 @@ mod with_mocks {
         let mocks = start_mocks(latency, &cancel)
             .await
             .context("starting the mock upstreams")?;
+        // The mock pushes its events to the bridge, once it knows where that is.
+        if !stdio && listen.port() != 0 {
+            mocks.cdk.push_events_to(&inbound_url(listen));
+        }
         let sign_in = start_sign_in(listen, stdio, &cancel).await?;
         let mut toml = render(mocks.addresses(), listen);
         if let Some(auth) = &sign_in {
@@ -202,7 +206,20 @@ mod with_mocks {
             "  Sell three units in the feed:  curl -X POST {}/feeds/advance\n",
             mocks.feed_url
         ));
+        if !stdio {
+            banner.push_str(&format!(
+                "  Drop a price at CDK, which pushes the event to {}:\
+                 \n                  curl -X POST {}/cdk/admin/price-drop\n",
+                inbound_url(listen),
+                mocks.cdk_url
+            ));
+        }
         banner
+    }
+
+    /// Where the CDK mock pushes its events: the bridge's inbound endpoint for cdk-riverside.
+    fn inbound_url(listen: SocketAddr) -> String {
+        format!("http://{listen}/events/inbound/cdk-riverside")
     }
 }
 

@@ -10,6 +10,7 @@ pub mod catalog;
 mod cidr;
 mod events;
 mod gateway;
+mod inbound;
 mod leads;
 mod load;
 mod mirror;
@@ -31,6 +32,7 @@ pub use gateway::{
     BreakerConfig, CacheConfig, Rate, RateLimitsConfig, ResilienceConfig, RetryConfig, StoreConfig,
     ToolClass,
 };
+pub use inbound::InboundEventsConfig;
 pub use leads::{AdfEmailConfig, AdfHttpConfig, DeliveryConfig, LeadsConfig, SmtpTls};
 pub use load::{ConfigError, ConfigErrors, from_toml_str, load_file};
 pub use mirror::{InventorySync, MirrorConfig};
@@ -341,6 +343,10 @@ pub struct RestUpstreamConfig {
     /// cache miss instead.
     #[serde(default)]
     pub inventory_sync: InventorySync,
+    /// The vendor pushes change events to `POST /events/inbound/<id>`; each
+    /// one reads the inventory again at once instead of at the next interval.
+    #[serde(default)]
+    pub inbound_events: Option<InboundEventsConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

@@ -49,6 +49,7 @@ impl Config {
         super::oauth::validate(self, &mut errors);
         super::tasks::validate(self, &mut errors);
         super::mirror::validate(self, &mut errors);
+        super::inbound::validate(self, &mut errors);
         super::events::validate(self, &mut errors);
         errors
     }

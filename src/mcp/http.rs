@@ -1,8 +1,11 @@
 //! Streamable HTTP: rmcp's tower service under axum, stateless with JSON
 //! answers, behind a bearer-token layer that decides who the caller is; plus
-//! the operator endpoints `/healthz`, `/readyz` and `/metrics`. The transport
+//! the operator endpoints `/healthz`, `/readyz` and `/metrics`, and the
+//! endpoint vendors push inventory change events to ([`inbound`]). The transport
 //! itself is [`McpEndpoint`], which serves any rmcp handler the same way (the
 //! MCP conformance suite's fixtures, `examples/conformance_server.rs`).
+
+mod inbound;
 
 use std::borrow::Cow;
 use std::convert::Infallible;
@@ -80,7 +83,8 @@ pub struct HttpCaller {
     pub trace: Option<TraceContext>,
 }
 
-/// The router: MCP at `settings.path`, plus `/healthz`, `/readyz`, `/metrics`.
+/// The router: MCP at `settings.path`, plus `/healthz`, `/readyz`, `/metrics`
+/// and `POST /events/inbound/{upstream}`.
 /// `mcp_cancel` ends rmcp's work; cancel it only after the server has drained.
 pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: CancellationToken) -> Router {
     let service_gateway = gateway.clone();
@@ -92,6 +96,7 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         )),
     };
     let scope_gateway = gateway.clone();
+    let inbound = inbound::routes(gateway.clone(), settings.body_read_timeout);
     let [metadata_root, metadata_for_path] = super::oauth::metadata_paths(&settings.path);
     let others = Router::new()
         .route(&metadata_root, get(super::oauth::metadata))
@@ -99,7 +104,8 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .with_state(gateway);
+        .with_state(gateway)
+        .merge(inbound);
     let sessions = settings.sessions;
     McpEndpoint::new(settings, mcp_cancel)
         .sessions(sessions)

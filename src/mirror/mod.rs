@@ -7,6 +7,7 @@
 //! what was seen before it.
 
 pub mod diff;
+pub mod inbound;
 mod status;
 
 use std::collections::BTreeMap;
@@ -24,6 +25,7 @@ use crate::store::{Store, StoreError};
 use crate::telemetry::metrics::Metrics;
 
 pub use diff::changed_fields;
+pub use inbound::{InboundSink, InboundSinks};
 pub use status::MirrorStatus;
 
 /// Why a read of the mirror could not be answered.
@@ -60,6 +62,8 @@ struct Inner {
     config: MirrorConfig,
     metrics: Arc<Metrics>,
     dealerships: BTreeMap<String, Arc<Dealership>>,
+    /// Upstreams whose vendor pushes change events, by upstream id.
+    inbound: InboundSinks,
 }
 
 struct Dealership {
@@ -114,6 +118,7 @@ impl Mirror {
         config: MirrorConfig,
         metrics: Arc<Metrics>,
         sources: Vec<MirrorSource>,
+        inbound: InboundSinks,
     ) -> Self {
         let dealerships = sources
             .into_iter()
@@ -136,6 +141,7 @@ impl Mirror {
                 config,
                 metrics,
                 dealerships,
+                inbound,
             }),
         }
     }
@@ -197,6 +203,11 @@ impl Mirror {
             .get(dealership)
             .map(|d| d.wake.notify_one())
             .is_some()
+    }
+
+    /// The inbound events `upstream` accepts, if its vendor pushes any.
+    pub fn inbound(&self, upstream: &str) -> Option<&InboundSink> {
+        self.inner.inbound.get(upstream)
     }
 
     /// Reads `dealership`'s whole inventory now and records what changed.

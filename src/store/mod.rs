@@ -7,6 +7,7 @@ pub mod bookings;
 pub mod deliveries;
 pub mod events;
 pub mod idempotency;
+pub mod inbound;
 pub mod leads;
 pub mod mirror;
 pub mod tasks;

@@ -85,6 +85,14 @@ pub struct EndpointName {
     pub endpoint: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct InboundLabels {
+    pub upstream: String,
+    /// `accepted`, `duplicate`, `unauthorized`, `too_large`, `invalid`, or
+    /// `failed` (the store could not record it; the vendor redelivers).
+    pub outcome: &'static str,
+}
+
 /// Every metric the bridge exports.
 pub struct Metrics {
     registry: Registry,
@@ -107,6 +115,8 @@ pub struct Metrics {
     pub webhook_deliveries: Family<WebhookLabels, Counter>,
     /// Events after each webhook endpoint's cursors.
     pub webhook_undelivered: Family<EndpointName, Gauge>,
+    /// Events vendors pushed to `/events/inbound/<upstream>`, by outcome.
+    pub inbound_events: Family<InboundLabels, Counter>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -211,8 +221,15 @@ impl Metrics {
             "Vehicle events recorded by inventory mirror reads",
             mirror_events.clone(),
         );
+        let inbound_events = Family::<InboundLabels, Counter>::default();
+        registry.register(
+            "inbound_events",
+            "Vendor events pushed to the inbound endpoint, by upstream and outcome",
+            inbound_events.clone(),
+        );
         Arc::new(Self {
             registry,
+            inbound_events,
             mirror_syncs,
             mirror_units,
             mirror_events,
@@ -254,6 +271,15 @@ impl Metrics {
             .get_or_create(&WebhookLabels {
                 endpoint: endpoint.to_owned(),
                 result,
+            })
+            .inc();
+    }
+
+    pub fn record_inbound(&self, upstream: &str, outcome: &'static str) {
+        self.inbound_events
+            .get_or_create(&InboundLabels {
+                upstream: upstream.to_owned(),
+                outcome,
             })
             .inc();
     }

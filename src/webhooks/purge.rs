@@ -1,12 +1,13 @@
 //! Purging old events: every `purge_interval`, each dealership's events
 //! older than `retention`, but none that a webhook endpoint covering the
-//! dealership has yet to deliver.
+//! dealership has yet to deliver; and the inbound vendor event ids received
+//! longer ago than `retention`.
 
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::EventsConfig;
-use crate::store::{Store, StoreError, events, webhooks as cursors};
+use crate::store::{Store, StoreError, events, inbound, webhooks as cursors};
 
 pub(super) struct Purger {
     pub config: EventsConfig,
@@ -33,15 +34,25 @@ impl Purger {
                     Err(e) => tracing::error!(error = %e, dealership, "Cannot purge old events."),
                 }
             }
+            match inbound::purge(&self.store, self.cutoff()).await {
+                Ok(0) => {}
+                Ok(purged) => tracing::info!(purged, "Purged old inbound event ids."),
+                Err(e) => tracing::error!(error = %e, "Cannot purge old inbound event ids."),
+            }
         }
     }
 
-    async fn purge(&self, dealership: &str) -> Result<u64, StoreError> {
+    /// Anything observed before this is past `retention`.
+    fn cutoff(&self) -> chrono::DateTime<Utc> {
         let retention =
             chrono::Duration::from_std(self.config.retention).unwrap_or(chrono::Duration::MAX);
-        let cutoff = Utc::now()
+        Utc::now()
             .checked_sub_signed(retention)
-            .unwrap_or(chrono::DateTime::<Utc>::MIN_UTC);
+            .unwrap_or(chrono::DateTime::<Utc>::MIN_UTC)
+    }
+
+    async fn purge(&self, dealership: &str) -> Result<u64, StoreError> {
+        let cutoff = self.cutoff();
         // An endpoint without a cursor yet starts at the head when it gets
         // one, so it needs nothing up to the head read here.
         let head = events::head(&self.store, dealership).await?;

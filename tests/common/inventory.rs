@@ -194,3 +194,18 @@ pub fn vins_of(page: &Value) -> std::collections::BTreeSet<String> {
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
+
+/// (type, vin) of each event, in order.
+pub fn summary(events: &Value) -> Vec<(String, String)> {
+    events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap().to_owned(),
+                e["data"]["vin"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}

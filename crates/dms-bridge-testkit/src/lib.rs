@@ -71,6 +71,8 @@ fn days_since_fixtures() -> i64 {
 /// Mock upstreams running on loopback.
 pub struct MockUpstreams {
     pub cdk_url: String,
+    /// The CDK mock: its price drops are pushed as events once told where.
+    pub cdk: mock_cdk::MockCdk,
     pub feed_url: String,
     pub feed: mock_feed::MockFeed,
     /// The CRM's ADF HTTP intake (demo-cdk's leads); also serves `/smtp/received`.
@@ -115,7 +117,8 @@ pub async fn start_mocks(
     cancel: &CancellationToken,
 ) -> std::io::Result<MockUpstreams> {
     let feed = mock_feed::MockFeed::new();
-    let cdk_url = serve(mock_cdk::router(cdk_latency), cancel.child_token()).await?;
+    let cdk = mock_cdk::MockCdk::new(cdk_latency);
+    let cdk_url = serve(cdk.router(), cancel.child_token()).await?;
     let feed_url = serve(feed.router(), cancel.child_token()).await?;
     let crm = mock_crm::MockCrm::new(
         BTreeMap::from([("demo-cdk".to_owned(), CRM_TOKEN.to_owned())]),
@@ -141,6 +144,7 @@ pub async fn start_mocks(
     let webhook_url = serve(webhooks.router(), cancel.child_token()).await?;
     Ok(MockUpstreams {
         cdk_url,
+        cdk,
         feed_url,
         feed,
         crm_url,
