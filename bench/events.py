@@ -85,7 +85,7 @@ def wait_ready(url):
 
 def start(args, log):
     out = open(log, "w")
-    proc = subprocess.Popen([BIN] + args, stdout=out, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([BIN] + args, stdout=out, stderr=open(log + ".err", "w"))
     PROCS.append(proc)
     return proc
 
@@ -96,9 +96,9 @@ def start_demo(tmp):
     start(["demo", "--listen", f"127.0.0.1:{port}"], log)
     wait_ready(f"http://127.0.0.1:{port}/healthz")
     banner = open(log).read()
-    cdk = re.search(r"CDK/Fortellis-shaped API at (\S+?)/?[ )\n]", banner).group(1)
+    cdk = re.search(r"CDK/Fortellis-shaped API at (http://[0-9.:]+?)/cdk", banner).group(1)
     hook = re.search(r"curl (\S+)/webhooks/deliveries", banner).group(1)
-    return f"http://127.0.0.1:{port}", cdk.removesuffix("/cdk"), hook, banner
+    return f"http://127.0.0.1:{port}", cdk, hook, banner
 
 
 def upstream_requests(base):
@@ -170,7 +170,7 @@ def lead(n):
 
 def delivered_ids(hook):
     """Ids of the `lead.created` events the demo's receiver took."""
-    return {d["id"] for d in json.loads(http(f"{hook}/webhooks/deliveries"))
+    return {d["id"] for d in json.loads(http(f"{hook}/webhooks/deliveries"))["deliveries"]
             if json.loads(d["body"])["type"] == "lead.created"}
 
 
