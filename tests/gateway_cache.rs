@@ -476,14 +476,7 @@ async fn dealership_tools_are_not_cached_and_a_mirror_change_ends_cached_answers
     let total = ok(&again)["total"].as_u64().unwrap();
 
     // ...and end the moment it changes: three units sell, one arrives.
-    let feed = &bridge.mocks.as_ref().unwrap().feed_url;
-    reqwest::Client::new()
-        .post(format!("{feed}/feeds/advance"))
-        .send()
-        .await
-        .unwrap();
-    let mirror = &bridge.gateway.services().mirror;
-    mirror.sync_now("demo-feed").await.unwrap();
+    advance_demo_feed(&bridge).await;
     let after = search(&client, args).await;
     assert!(!hit_of(&after), "a new copy is a new answer");
     assert_eq!(ok(&after)["total"].as_u64().unwrap(), total - 2);

@@ -16,7 +16,7 @@ use std::time::Duration;
 use common::config::Upstream;
 use common::inventory::{Inventory, search_all, summary, upstream, vins_of};
 use common::process::{free_addr, start_bridge};
-use common::{Bridge, Client, INVENTORY_PATH, call, connect, count, err, ok};
+use common::{Bridge, Client, INVENTORY_PATH, call, connect, count, ok};
 use serde_json::{Value, json};
 
 /// `acme` on a mirrored CDK upstream at `server` (no retries), with `tail` appended.
@@ -147,13 +147,7 @@ async fn background_reads_ask_only_for_changes_since_the_last_one() {
         windows.iter().all(|w| w.contains("Z:") && w.ends_with('Z')),
         "{windows:?}"
     );
-    let gone = err(&call(
-        &client,
-        "inventory.get",
-        json!({ "dealership_id": "acme", "vin": sold }),
-    )
-    .await);
-    assert_eq!(gone["code"], "inventory.vehicle_unavailable");
+    common::assert_sold(&client, "acme", &sold).await;
     assert_eq!(
         search_all(&client).await["total"].as_u64().unwrap(),
         listed.len() as u64 - 1
@@ -213,13 +207,7 @@ async fn changes_between_reads_become_vehicle_events_once() {
         .clone();
     assert_eq!(update["data"]["price"], new_price);
     assert!(!vins_of(&after).contains(&sold));
-    let gone = err(&call(
-        &client,
-        "inventory.get",
-        json!({ "dealership_id": "acme", "vin": sold }),
-    )
-    .await);
-    assert_eq!(gone["code"], "inventory.vehicle_unavailable");
+    common::assert_sold(&client, "acme", &sold).await;
 
     // The deal falls through: the unit is back.
     let mut records = inventory.records();

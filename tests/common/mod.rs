@@ -133,6 +133,30 @@ pub async fn modern_client(
     .expect("server/discover")
 }
 
+/// The demo feed's next snapshot (three units sold, one arrived, one price
+/// drop), read into the mirror now.
+pub async fn advance_demo_feed(bridge: &Bridge) {
+    let feed = &bridge.mocks.as_ref().unwrap().feed_url;
+    reqwest::Client::new()
+        .post(format!("{feed}/feeds/advance"))
+        .send()
+        .await
+        .unwrap();
+    let mirror = &bridge.gateway.services().mirror;
+    mirror.sync_now("demo-feed").await.unwrap();
+}
+
+/// Asserts that `inventory.get` by `vin` answers the unit is sold.
+pub async fn assert_sold(client: &Client, dealership: &str, vin: &str) {
+    let gone = err(&call(
+        client,
+        "inventory.get",
+        serde_json::json!({ "dealership_id": dealership, "vin": vin }),
+    )
+    .await);
+    assert_eq!(gone["code"], "inventory.vehicle_unavailable", "{vin}");
+}
+
 /// A bridge from a TOML config string.
 pub async fn with_config(toml: &str) -> Bridge {
     start(toml, CancellationToken::new()).await
