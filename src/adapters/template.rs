@@ -38,6 +38,15 @@ pub struct TemplateContext<'a> {
 /// No request parameters.
 pub static NO_PARAMS: BTreeMap<String, String> = BTreeMap::new();
 
+/// The request parameters `names`, declared (with empty values) so that
+/// templates naming them compile.
+pub fn param_names(names: &[&str]) -> BTreeMap<String, String> {
+    names
+        .iter()
+        .map(|p| ((*p).to_owned(), String::new()))
+        .collect()
+}
+
 impl Template {
     pub fn compile(text: &str, ctx: &TemplateContext<'_>) -> Result<Self, String> {
         let mut pieces = Vec::new();

@@ -313,10 +313,7 @@ fn compile_delta(
     ctx: &TemplateContext<'_>,
     errors: &mut Vec<String>,
 ) -> Option<Delta> {
-    let names: BTreeMap<String, String> = ["since", "until"]
-        .iter()
-        .map(|p| ((*p).to_owned(), String::new()))
-        .collect();
+    let names = template::param_names(&["since", "until"]);
     let ctx = TemplateContext {
         params: &names,
         ..*ctx

@@ -33,7 +33,7 @@ pub(super) fn compile(
     (required, optional): (&[&str], &[&str]),
     errors: &mut Vec<String>,
 ) -> Option<RecordsOp> {
-    let names = param_names(params);
+    let names = crate::adapters::template::param_names(params);
     let ctx = TemplateContext {
         params: &names,
         ..*ctx
@@ -95,14 +95,6 @@ pub(super) fn compile_request(
         .filter_map(|(k, v)| template(&format!("query.{k}"), v).map(|t| (k.clone(), t)))
         .collect();
     (path, query)
-}
-
-/// A context naming `params` as the request parameters (for compiling).
-pub(super) fn param_names(params: &[&str]) -> BTreeMap<String, String> {
-    params
-        .iter()
-        .map(|p| ((*p).to_owned(), String::new()))
-        .collect()
 }
 
 impl RestAdapter {

@@ -59,11 +59,8 @@ pub(super) fn compile(
     errors: &mut Vec<String>,
 ) -> Option<RepairOrdersOp> {
     let mapping = ro_common::load_mapping(&spec.mapping, base, errors);
-    let names: BTreeMap<String, String> = ro_common::PARAMS
-        .iter()
-        .chain(&["operation_id"])
-        .map(|p| ((*p).to_owned(), String::new()))
-        .collect();
+    let mut names = crate::adapters::template::param_names(&ro_common::PARAMS);
+    names.extend(crate::adapters::template::param_names(&["operation_id"]));
     let ctx = TemplateContext {
         params: &names,
         ..*ctx

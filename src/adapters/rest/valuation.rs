@@ -34,10 +34,7 @@ pub(super) fn compile(
     ctx: &TemplateContext<'_>,
     errors: &mut Vec<String>,
 ) -> Option<TradeValueOp> {
-    let names: BTreeMap<String, String> = PARAMS
-        .iter()
-        .map(|p| ((*p).to_owned(), String::new()))
-        .collect();
+    let names = crate::adapters::template::param_names(&PARAMS);
     let ctx = TemplateContext {
         params: &names,
         ..*ctx

@@ -13,10 +13,11 @@ use super::RestAdapter;
 use super::body::{BodyTemplate, Lists};
 use super::fetch::Endpoint;
 use super::profile::WriteSpec;
-use super::records::{compile_request, param_names};
+use super::records::compile_request;
 use crate::adapters::AdapterError;
 use crate::adapters::mapping::ValuePath;
 use crate::adapters::mapping::path::scalar_text;
+use crate::adapters::template::param_names;
 use crate::adapters::template::{Template, TemplateContext};
 use crate::model::service::{BookedStatus, Booking, BookingRequest, CancelRequest};
 

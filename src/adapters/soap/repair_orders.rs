@@ -20,7 +20,7 @@ use super::profile::{SoapOperationSpec, SoapRepairOrdersSpec};
 use crate::adapters::AdapterError;
 use crate::adapters::mapping::{RoMapping, list_at};
 use crate::adapters::ro_common::{self, RecentOrders};
-use crate::adapters::template::TemplateContext;
+use crate::adapters::template::{TemplateContext, param_names};
 use crate::model::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::telemetry::progress;
 
@@ -52,13 +52,10 @@ pub(super) fn compile(
     let mapping = ro_common::load_mapping(&spec.mapping, base, errors);
     let mut compile = |name: &'static str, spec: &Option<SoapOperationSpec>| {
         let spec = spec.as_ref()?;
-        let mut names: BTreeMap<String, String> = ro_common::PARAMS
-            .iter()
-            .map(|p| ((*p).to_owned(), String::new()))
-            .collect();
+        let mut names = param_names(&ro_common::PARAMS);
         // `{date}` only means something to an operation called per day.
         if spec.per_day {
-            names.extend(DAY_PARAMS.iter().map(|p| ((*p).to_owned(), String::new())));
+            names.extend(param_names(&DAY_PARAMS));
         }
         let ctx = TemplateContext {
             params: &names,
