@@ -125,7 +125,7 @@ fn event(event_type: EventType, vehicle: &Vehicle, data: Value, at: DateTime<Utc
 }
 
 /// The field names (as the wire shows them) whose values differ, stamps aside.
-pub fn changed_fields(old: &Vehicle, new: &Vehicle) -> Vec<String> {
+fn changed_fields(old: &Vehicle, new: &Vehicle) -> Vec<String> {
     let mut same_stamps = new.clone();
     same_stamps.last_verified_at = old.last_verified_at;
     same_stamps.days_in_stock = old.days_in_stock;

@@ -24,7 +24,6 @@ use crate::store::mirror::{GoneUnit, MirrorChanges};
 use crate::store::{Store, StoreError};
 use crate::telemetry::metrics::Metrics;
 
-pub use diff::changed_fields;
 pub use inbound::{InboundSink, InboundSinks};
 pub use status::MirrorStatus;
 
