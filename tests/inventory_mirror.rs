@@ -30,6 +30,15 @@ fn mirrored(server: &str, every: &str, tail: &str) -> String {
         .render()
 }
 
+/// A CDK inventory served in pages of `cap`, a bridge mirroring it every
+/// `every`, and a client with acme's token.
+async fn started(cap: usize, every: &str) -> (wiremock::MockServer, Inventory, Bridge, Client) {
+    let (server, inventory) = upstream(cap).await;
+    let bridge = common::with_config(&mirrored(&server.uri(), every, "")).await;
+    let client = connect(&bridge.url, Some("acme-token")).await;
+    (server, inventory, bridge, client)
+}
+
 async fn events_after(client: &Client, cursor: Option<&str>) -> Value {
     let mut args = json!({ "dealership_id": "acme", "limit": 100 });
     if let Some(c) = cursor {
@@ -58,9 +67,7 @@ fn index_of(inventory: &Inventory, vin: &str) -> usize {
 
 #[tokio::test]
 async fn reads_come_from_the_mirror_whatever_the_agent_traffic() {
-    let (server, _inventory) = upstream(100).await;
-    let bridge = common::with_config(&mirrored(&server.uri(), "1h", "")).await;
-    let client = connect(&bridge.url, Some("acme-token")).await;
+    let (server, _inventory, _bridge, client) = started(100, "1h").await;
     let first = search_all(&client).await;
     let after_first = count(&server, INVENTORY_PATH).await;
     assert!(after_first >= 1, "the first read reached the upstream");
@@ -86,9 +93,7 @@ async fn reads_come_from_the_mirror_whatever_the_agent_traffic() {
 
 #[tokio::test]
 async fn steady_reads_are_conditional_and_a_change_is_still_seen() {
-    let (server, inventory) = upstream(30).await;
-    let bridge = common::with_config(&mirrored(&server.uri(), "1h", "")).await;
-    let client = connect(&bridge.url, Some("acme-token")).await;
+    let (server, inventory, bridge, client) = started(30, "1h").await;
     let listed: Vec<String> = vins_of(&search_all(&client).await).into_iter().collect();
     sync(&bridge).await;
     sync(&bridge).await;
@@ -115,9 +120,7 @@ async fn steady_reads_are_conditional_and_a_change_is_still_seen() {
 
 #[tokio::test]
 async fn background_reads_ask_only_for_changes_since_the_last_one() {
-    let (server, inventory) = upstream(30).await;
-    let bridge = common::with_config(&mirrored(&server.uri(), "1s", "")).await;
-    let client = connect(&bridge.url, Some("acme-token")).await;
+    let (server, inventory, _bridge, client) = started(30, "1s").await;
     let listed: Vec<String> = vins_of(&search_all(&client).await).into_iter().collect();
     let raised = inventory.raise_price(index_of(&inventory, &listed[5]));
     let sold = inventory.mark_deleted(index_of(&inventory, &listed[6]));
@@ -156,9 +159,7 @@ async fn background_reads_ask_only_for_changes_since_the_last_one() {
 
 #[tokio::test]
 async fn changes_between_reads_become_vehicle_events_once() {
-    let (server, inventory) = upstream(30).await;
-    let bridge = common::with_config(&mirrored(&server.uri(), "1h", "")).await;
-    let client = connect(&bridge.url, Some("acme-token")).await;
+    let (_server, inventory, bridge, client) = started(30, "1h").await;
     let before = search_all(&client).await;
     let listed: Vec<String> = vins_of(&before).into_iter().collect();
     let baseline = events_after(&client, None).await;
@@ -233,9 +234,7 @@ async fn changes_between_reads_become_vehicle_events_once() {
 
 #[tokio::test]
 async fn a_truncated_read_is_held_back_until_reads_agree() {
-    let (server, inventory) = upstream(100).await;
-    let bridge = common::with_config(&mirrored(&server.uri(), "1h", "")).await;
-    let client = connect(&bridge.url, Some("acme-token")).await;
+    let (_server, inventory, bridge, client) = started(100, "1h").await;
     let full = search_all(&client).await;
     let total = full["total"].as_u64().unwrap();
     assert!(total > 20);
