@@ -34,6 +34,8 @@ struct UnitIndex {
     by_id: HashMap<String, Result<usize, usize>>,
     by_vin: HashMap<String, Result<usize, usize>>,
     by_stock: HashMap<String, Result<usize, usize>>,
+    /// Each listed unit's [`Vehicle::searchable_text`], by position.
+    texts: Vec<Box<str>>,
 }
 
 /// Result of looking a unit up by id, VIN or stock number.
@@ -112,8 +114,26 @@ impl InventorySnapshot {
                 index.by_stock.insert(stock.to_ascii_uppercase(), at);
             }
         }
+        index.texts = self
+            .listed
+            .iter()
+            .map(|v| v.searchable_text().into_boxed_str())
+            .collect();
         self.index = index;
         self
+    }
+
+    /// The free-text search text of `listed[i]`: kept by [`Self::indexed`]
+    /// copies, computed for others.
+    pub fn search_text(&self, i: usize) -> std::borrow::Cow<'_, str> {
+        match self.index.texts.get(i) {
+            Some(text) => std::borrow::Cow::Borrowed(text),
+            None => self
+                .listed
+                .get(i)
+                .map(|v| std::borrow::Cow::Owned(v.searchable_text()))
+                .unwrap_or_default(),
+        }
     }
 
     pub fn lookup(&self, unit: UnitRef<'_>) -> Lookup<'_> {

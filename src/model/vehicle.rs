@@ -97,3 +97,29 @@ pub struct Vehicle {
     /// When the upstream last confirmed this listing's availability, price and status.
     pub last_verified_at: DateTime<FixedOffset>,
 }
+
+impl Vehicle {
+    /// The lower-cased words free-text search looks in: make, model, trim,
+    /// body, fuel, colours, description, stock number, VIN and year.
+    pub fn searchable_text(&self) -> String {
+        let year = self.year.map(|y| y.to_string());
+        [
+            &self.make,
+            &self.model,
+            &self.trim,
+            &self.body,
+            &self.fuel,
+            &self.exterior_color,
+            &self.interior_color,
+            &self.description,
+            &self.stock,
+            &self.vin,
+            &year,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|s| s.to_lowercase())
+        .collect::<Vec<_>>()
+        .join(" ")
+    }
+}

@@ -116,7 +116,7 @@ async fn inventory(
 
 pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Handled {
     let (snapshot, stale) = inventory(&ctx, &args.dealership_id).await?;
-    let hits = query::select(&snapshot.listed, &args.filters, args.sort);
+    let hits = query::select(&snapshot, &args.filters, args.sort);
     let limit = ctx.page_size(args.limit);
     let hash = search_hash(&args);
     let page = ctx.services.cursors.page(
@@ -138,7 +138,7 @@ pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Handled {
 
 pub async fn facets(ctx: ToolContext<'_>, args: FacetsArgs) -> Handled {
     let (snapshot, stale) = inventory(&ctx, &args.dealership_id).await?;
-    let hits = query::select(&snapshot.listed, &args.filters, None);
+    let hits = query::select(&snapshot, &args.filters, None);
     to_result(&FacetsResult {
         stale,
         ..query::facets(&hits)

@@ -10,11 +10,12 @@ use super::args::{
     FacetCount, FacetValue, FacetsResult, Filters, MileageRange, MoneyRange, Sort, SortField,
     SortOrder, YearRange,
 };
+use crate::adapters::InventorySnapshot;
 use crate::model::{DistanceUnit, Mileage, Money, Vehicle};
 
-/// Vehicles matching `filters`, in `sort` order (default: fewest days in stock first).
+/// Listed vehicles matching `filters`, in `sort` order (default: fewest days in stock first).
 pub fn select(
-    vehicles: &[Arc<Vehicle>],
+    inventory: &InventorySnapshot,
     filters: &Filters,
     sort: Option<Sort>,
 ) -> Vec<Arc<Vehicle>> {
@@ -24,10 +25,15 @@ pub fn select(
         .flat_map(|q| q.split_whitespace())
         .map(str::to_lowercase)
         .collect();
-    let mut hits: Vec<Arc<Vehicle>> = vehicles
-        .iter()
-        .filter(|v| matches(v, filters, &words))
-        .cloned()
+    let mut hits: Vec<Arc<Vehicle>> = (inventory.listed.iter().enumerate())
+        .filter(|(i, v)| {
+            matches(v, filters)
+                && (words.is_empty() || {
+                    let text = inventory.search_text(*i);
+                    words.iter().all(|w| text.contains(w.as_str()))
+                })
+        })
+        .map(|(_, v)| v.clone())
         .collect();
     let sort = sort.unwrap_or(Sort {
         field: SortField::DaysInStock,
@@ -37,7 +43,7 @@ pub fn select(
     hits
 }
 
-fn matches(v: &Vehicle, f: &Filters, words: &[String]) -> bool {
+fn matches(v: &Vehicle, f: &Filters) -> bool {
     let any = |wanted: &[String], have: &Option<String>| {
         wanted.is_empty()
             || have.as_deref().is_some_and(|h| {
@@ -79,32 +85,6 @@ fn matches(v: &Vehicle, f: &Filters, words: &[String]) -> bool {
                 .as_deref()
                 .is_some_and(|x| x.eq_ignore_ascii_case(s.trim()))
         })
-        && (words.is_empty() || {
-            let text = searchable_text(v);
-            words.iter().all(|w| text.contains(w.as_str()))
-        })
-}
-
-fn searchable_text(v: &Vehicle) -> String {
-    let year = v.year.map(|y| y.to_string());
-    [
-        &v.make,
-        &v.model,
-        &v.trim,
-        &v.body,
-        &v.fuel,
-        &v.exterior_color,
-        &v.interior_color,
-        &v.description,
-        &v.stock,
-        &v.vin,
-        &year,
-    ]
-    .into_iter()
-    .flatten()
-    .map(|s| s.to_lowercase())
-    .collect::<Vec<_>>()
-    .join(" ")
 }
 
 /// Missing values sort last in either direction.
