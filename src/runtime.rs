@@ -28,6 +28,7 @@ use crate::gateway::limits::CallerLimits;
 use crate::gateway::{Gateway, GatewayParts};
 use crate::leads::LeadDesk;
 use crate::leads::outbox::Outbox;
+use crate::mirror::repair_orders::WatchSource;
 use crate::mirror::{InboundSinks, Mirror, MirrorSource};
 use crate::model::{DealershipProfile, Domain};
 use crate::store::{AuditWriter, Store, StoreError};
@@ -41,6 +42,7 @@ pub struct Runtime {
     store: StoreConfig,
     leads: LeadsConfig,
     mirror: MirrorConfig,
+    repair_order_watch: Option<std::time::Duration>,
     inbound: InboundSinks,
     webhooks: Webhooks,
 }
@@ -99,6 +101,15 @@ impl Runtime {
             self.inbound,
         );
         mirror.start(cancel).await;
+        if let Some(every) = self.repair_order_watch {
+            crate::mirror::repair_orders::spawn_watch(
+                store.clone(),
+                self.parts.metrics.clone(),
+                watch_sources(&self.parts.dealerships),
+                every,
+                cancel.child_token(),
+            );
+        }
         let webhooks = self.webhooks.status();
         let webhooks_task = self.webhooks.spawn(
             store.clone(),
@@ -145,6 +156,21 @@ fn mirror_sources(dealerships: &[Dealership]) -> Vec<MirrorSource> {
                 dealership: d.profile.id.clone(),
                 adapter: route.adapter.clone(),
                 every: route.adapter.inventory_sync()?,
+            })
+        })
+        .collect()
+}
+
+/// Every dealership that routes repair orders, for the repair-order watch.
+fn watch_sources(dealerships: &[Dealership]) -> Vec<WatchSource> {
+    dealerships
+        .iter()
+        .filter_map(|d| {
+            let route = d.routes.get(&Domain::RepairOrders)?;
+            Some(WatchSource {
+                dealership: d.profile.id.clone(),
+                adapter: route.adapter.clone(),
+                timezone: d.timezone,
             })
         })
         .collect()
@@ -228,6 +254,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         store: config.store.clone(),
         leads: config.leads.clone(),
         mirror: config.mirror.clone(),
+        repair_order_watch: config.events.repair_order_watch.every(),
         inbound,
         webhooks,
     })

@@ -891,6 +891,7 @@ fn webhook_problems_are_all_listed_with_their_paths() {
         + r#"
 [events]
 retention = "0s"
+repair_order_watch = "500ms"
 
 [webhooks.Bad_Hook]
 url = "ftp://hooks.example.com/in"
@@ -910,6 +911,7 @@ dealerships = []
         &check(&toml),
         &[
             ("events.retention", "must be longer than 0s"),
+            ("events.repair_order_watch", "must be at least 1s"),
             ("webhooks.Bad_Hook", "webhook ids use"),
             ("webhooks.Bad_Hook.url", "is not an http(s) URL"),
             ("webhooks.Bad_Hook.secret", "must start with whsec_"),

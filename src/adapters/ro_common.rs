@@ -130,14 +130,21 @@ impl RecentOrders {
         }))
     }
 
-    /// The answer under `key`, fetched when there is none.
+    /// The answer under `key`, fetched when there is none or when `fresh`
+    /// (then it replaces the kept one).
     pub async fn get_or_fetch(
         &self,
         key: String,
+        fresh: bool,
         fetch: impl Future<Output = Result<Vec<RepairOrder>, AdapterError>>,
     ) -> Result<Arc<Vec<RepairOrder>>, AdapterError> {
         let fetch = async { fetch.await.map(Arc::new) };
         match &self.0 {
+            Some(cache) if fresh => {
+                let answer = fetch.await?;
+                cache.insert(key, answer.clone()).await;
+                Ok(answer)
+            }
             Some(cache) => cache
                 .try_get_with(key, fetch)
                 .await

@@ -206,6 +206,10 @@ mod with_mocks {
             "  Sell three units in the feed:  curl -X POST {}/feeds/advance\n",
             mocks.feed_url
         ));
+        banner.push_str(&format!(
+            "  Move a CDK repair order on:    curl -X POST {}/cdk/admin/repair-orders/advance\n",
+            mocks.cdk_url
+        ));
         if !stdio {
             banner.push_str(&format!(
                 "  Drop a price at CDK, which pushes the event to {}:\

@@ -8,7 +8,8 @@ use base64::Engine;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Config, ConfigError, SecretSource};
+use super::mirror::MIN_INTERVAL;
+use super::{Config, ConfigError, SecretSource, SyncInterval};
 use crate::model::event::EventType;
 
 /// The event log's retention. An event a webhook endpoint has not delivered
@@ -24,6 +25,10 @@ pub struct EventsConfig {
     #[serde(with = "humantime_serde")]
     #[schemars(with = "String")]
     pub purge_interval: Duration,
+    /// How often the repair orders of every dealership that routes them are
+    /// read to find status changes (`repair_order.updated`), or `"off"`: then
+    /// only the repair orders agents read are compared.
+    pub repair_order_watch: SyncInterval,
 }
 
 impl Default for EventsConfig {
@@ -31,6 +36,7 @@ impl Default for EventsConfig {
         Self {
             retention: Duration::from_secs(30 * 24 * 3600),
             purge_interval: Duration::from_secs(3600),
+            repair_order_watch: SyncInterval::Off,
         }
     }
 }
@@ -112,6 +118,15 @@ pub(super) fn validate(config: &Config, errors: &mut Vec<ConfigError>) {
         ],
         errors,
     );
+    if e.repair_order_watch
+        .every()
+        .is_some_and(|every| every < MIN_INTERVAL)
+    {
+        errors.push(ConfigError::new(
+            "events.repair_order_watch",
+            "must be at least 1s (or \"off\")",
+        ));
+    }
     for (id, hook) in &config.webhooks {
         validate_webhook(config, &format!("webhooks.{id}"), id, hook, errors);
     }

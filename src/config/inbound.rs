@@ -73,7 +73,7 @@ pub(super) fn validate(config: &Config, errors: &mut Vec<ConfigError>) {
                 path.clone(),
                 "no dealership routes its inventory to this upstream, so no event would refresh anything",
             ));
-        } else if rest.inventory_sync == super::InventorySync::Off {
+        } else if rest.inventory_sync == super::SyncInterval::Off {
             errors.push(ConfigError::new(
                 path.clone(),
                 "needs a mirrored inventory: set inventory_sync to an interval, not \"off\"",

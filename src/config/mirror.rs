@@ -36,23 +36,33 @@ impl Default for MirrorConfig {
     }
 }
 
-/// How a REST upstream's inventory is read: mirrored every interval (the
-/// default, five minutes), or `"off"`: read through on every cache miss, as
-/// before the mirror (no `vehicle.*` events then).
+/// How often something is read in the background: a duration, or `"off"`.
+/// A REST upstream's `inventory_sync` (default five minutes; `"off"` reads
+/// through on every cache miss, as before the mirror, and makes no
+/// `vehicle.*` events) and `[events] repair_order_watch` (default off).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
 #[schemars(with = "String")]
-pub enum InventorySync {
+pub enum SyncInterval {
     Every(Duration),
     Off,
 }
 
-impl Default for InventorySync {
-    fn default() -> Self {
-        Self::Every(Duration::from_secs(5 * 60))
+impl SyncInterval {
+    /// The interval, unless off.
+    pub fn every(self) -> Option<Duration> {
+        match self {
+            Self::Every(every) => Some(every),
+            Self::Off => None,
+        }
     }
 }
 
-impl<'de> Deserialize<'de> for InventorySync {
+/// A REST upstream's inventory is mirrored every five minutes unless told otherwise.
+pub(crate) fn default_inventory_sync() -> SyncInterval {
+    SyncInterval::Every(Duration::from_secs(5 * 60))
+}
+
+impl<'de> Deserialize<'de> for SyncInterval {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
         if text == "off" {
@@ -63,6 +73,9 @@ impl<'de> Deserialize<'de> for InventorySync {
             .map_err(|e| serde::de::Error::custom(format!("{text:?}: {e} (or \"off\")")))
     }
 }
+
+/// Background reads more often than this would only burn the vendor's quota.
+pub(crate) const MIN_INTERVAL: Duration = Duration::from_secs(1);
 
 pub(super) fn validate(config: &Config, errors: &mut Vec<ConfigError>) {
     let m = &config.mirror;
@@ -81,8 +94,10 @@ pub(super) fn validate(config: &Config, errors: &mut Vec<ConfigError>) {
     }
     for (id, upstream) in &config.upstreams {
         if let super::UpstreamConfig::Rest(rest) = upstream
-            && let InventorySync::Every(every) = rest.inventory_sync
-            && every < Duration::from_secs(1)
+            && rest
+                .inventory_sync
+                .every()
+                .is_some_and(|every| every < MIN_INTERVAL)
         {
             errors.push(ConfigError::new(
                 format!("upstreams.{id}.inventory_sync"),

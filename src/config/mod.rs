@@ -35,7 +35,7 @@ pub use gateway::{
 pub use inbound::InboundEventsConfig;
 pub use leads::{AdfEmailConfig, AdfHttpConfig, DeliveryConfig, LeadsConfig, SmtpTls};
 pub use load::{ConfigError, ConfigErrors, from_toml_str, load_file};
-pub use mirror::{InventorySync, MirrorConfig};
+pub use mirror::{MirrorConfig, SyncInterval};
 pub use oauth::{OAuthConfig, OAuthGrant};
 pub use secret::{SecretSource, resolve_secret};
 pub use soap::SoapUpstreamConfig;
@@ -341,8 +341,8 @@ pub struct RestUpstreamConfig {
     /// How often the inventory mirror reads this upstream's inventory (where
     /// it serves inventory): a duration, or `"off"` to read through on every
     /// cache miss instead.
-    #[serde(default)]
-    pub inventory_sync: InventorySync,
+    #[serde(default = "mirror::default_inventory_sync")]
+    pub inventory_sync: SyncInterval,
     /// The vendor pushes change events to `POST /events/inbound/<id>`; each
     /// one reads the inventory again at once instead of at the next interval.
     #[serde(default)]

@@ -8,6 +8,7 @@
 
 pub mod diff;
 pub mod inbound;
+pub mod repair_orders;
 mod status;
 
 use std::collections::BTreeMap;

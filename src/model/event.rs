@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Domain;
+use super::repair_order::RoStatus;
 
 /// What happened.
 #[derive(
@@ -249,6 +250,26 @@ impl NewEvent {
             occurred_at: at,
             owner: Some(owner.to_owned()),
             data: serde_json::json!({ "status": status }),
+        }
+    }
+
+    /// A repair order's status changed between two reads by the bridge.
+    pub fn repair_order_status(
+        ro_number: &str,
+        status: RoStatus,
+        previous: Option<RoStatus>,
+        at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            event_type: EventType::RepairOrderUpdated,
+            resource_id: ro_number.to_owned(),
+            occurred_at: at,
+            owner: None,
+            data: serde_json::json!({
+                "ro_number": ro_number,
+                "status": status.as_str(),
+                "previous_status": previous.map(RoStatus::as_str),
+            }),
         }
     }
 }

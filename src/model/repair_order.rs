@@ -23,11 +23,15 @@ impl RoStatus {
     pub const ALL: [RoStatus; 3] = [Self::Open, Self::InProgress, Self::Closed];
 
     pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "open" => Some(Self::Open),
-            "in_progress" => Some(Self::InProgress),
-            "closed" => Some(Self::Closed),
-            _ => None,
+        Self::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// The status as the wire and the store write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::InProgress => "in_progress",
+            Self::Closed => "closed",
         }
     }
 
@@ -162,6 +166,10 @@ pub struct RoQuery<'a> {
     pub from: NaiveDate,
     pub to: NaiveDate,
     pub vin: Option<&'a str>,
+    /// Ask the DMS even when an identical read was answered moments ago (the
+    /// repair-order watch, whose point is to see change); the answer then
+    /// replaces the kept one.
+    pub fresh: bool,
 }
 
 impl RoQuery<'_> {

@@ -10,6 +10,7 @@ pub mod idempotency;
 pub mod inbound;
 pub mod leads;
 pub mod mirror;
+pub mod repair_orders;
 pub mod tasks;
 pub mod webhooks;
 

@@ -112,6 +112,8 @@ pub struct Metrics {
     pub mirror_units: Family<DealershipLabel, Gauge>,
     /// Vehicle events recorded by mirror syncs.
     pub mirror_events: Family<DealershipLabel, Counter>,
+    /// Background reads of repair orders (`[events] repair_order_watch`), by outcome.
+    pub repair_order_watch: Family<MirrorSyncLabels, Counter>,
     pub webhook_deliveries: Family<WebhookLabels, Counter>,
     /// Events after each webhook endpoint's cursors.
     pub webhook_undelivered: Family<EndpointName, Gauge>,
@@ -221,6 +223,12 @@ impl Metrics {
             "Vehicle events recorded by inventory mirror reads",
             mirror_events.clone(),
         );
+        let repair_order_watch = Family::<MirrorSyncLabels, Counter>::default();
+        registry.register(
+            "repair_order_watch",
+            "Background repair-order reads by dealership and outcome",
+            repair_order_watch.clone(),
+        );
         let inbound_events = Family::<InboundLabels, Counter>::default();
         registry.register(
             "inbound_events",
@@ -233,6 +241,7 @@ impl Metrics {
             mirror_syncs,
             mirror_units,
             mirror_events,
+            repair_order_watch,
             calls,
             call_duration,
             cache,

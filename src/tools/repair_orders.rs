@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::adapters::{RoQuery, RoRef, RoStatus, UpstreamAdapter};
 use crate::contract::cursor::CursorCodec;
 use crate::contract::error::{ErrorCode, ToolError};
+use crate::mirror::repair_orders;
 use crate::model::repair_order::{PayTotal, RepairOrder, RoJob, RoVehicle};
 use crate::model::{Domain, vin};
 use crate::tools::{Check, Handled, ToolArgs, ToolContext};
@@ -188,6 +189,7 @@ pub async fn get_repair_order(ctx: ToolContext<'_>, args: GetRepairOrderArgs) ->
     let Some(ro) = found else {
         return Err(not_found(&args.dealership_id).into());
     };
+    observe_statuses(&ctx, &args.dealership_id, std::slice::from_ref(&ro)).await;
     to_result(&RepairOrderResult {
         repair_order: view(ro, dealership.timezone),
         timezone: dealership.profile.timezone.clone(),
@@ -209,6 +211,7 @@ pub async fn list_repair_orders(ctx: ToolContext<'_>, args: ListRepairOrdersArgs
         from,
         to,
         vin: vin.as_deref(),
+        fresh: false,
     };
     let mut orders = ctx
         .adapter(Domain::RepairOrders)?
@@ -221,6 +224,7 @@ pub async fn list_repair_orders(ctx: ToolContext<'_>, args: ListRepairOrdersArgs
             .then_with(|| a.ro_number.cmp(&b.ro_number))
     });
     orders.dedup_by(|a, b| a.ro_number == b.ro_number);
+    observe_statuses(&ctx, &args.dealership_id, &orders).await;
     let hash = list_hash(&args);
     let page = ctx.services.cursors.page(
         args.cursor.as_deref(),
@@ -239,6 +243,14 @@ pub async fn list_repair_orders(ctx: ToolContext<'_>, args: ListRepairOrdersArgs
         to: to.to_string(),
         timezone: dealership.profile.timezone.clone(),
     })
+}
+
+/// Status changes since the bridge last read these orders become events.
+/// The answer does not depend on it: a store failure is logged, not returned.
+async fn observe_statuses(ctx: &ToolContext<'_>, dealership: &str, orders: &[RepairOrder]) {
+    if let Err(e) = repair_orders::observe(&ctx.services.store, dealership, orders).await {
+        tracing::warn!(dealership, error = %e, "Repair-order statuses could not be recorded.");
+    }
 }
 
 fn last_activity(ro: &RepairOrder) -> Option<DateTime<FixedOffset>> {

@@ -75,7 +75,6 @@ impl Purger {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use std::time::Duration;
 
     use super::*;
     use crate::model::event::NewEvent;
@@ -107,10 +106,7 @@ mod tests {
             .await
             .unwrap();
         let purger = Purger {
-            config: EventsConfig {
-                retention: Duration::from_secs(30 * 24 * 3600),
-                purge_interval: Duration::from_secs(3600),
-            },
+            config: EventsConfig::default(),
             dealerships: vec!["acme".into(), "other".into()],
             endpoints: std::sync::Arc::from(vec![("hook".to_owned(), vec!["acme".to_owned()])]),
             store: store.clone(),

@@ -77,7 +77,7 @@ pub async fn demo_reading_through() -> Bridge {
 }
 
 /// The demo with its rendered config passed through `edit`.
-async fn demo_edited(edit: impl FnOnce(String) -> String) -> Bridge {
+pub async fn demo_edited(edit: impl FnOnce(String) -> String) -> Bridge {
     let cancel = CancellationToken::new();
     let mocks = start_mocks(std::time::Duration::ZERO, &cancel)
         .await

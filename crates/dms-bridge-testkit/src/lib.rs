@@ -62,10 +62,14 @@ const FIXTURE_TODAY: Option<chrono::NaiveDate> = chrono::NaiveDate::from_ymd_opt
 /// the dealership's zone, and from midnight UTC until midnight in Chicago the
 /// UTC date would put the newest order on a day that has not come there yet.
 fn days_since_fixtures() -> i64 {
-    let today = chrono::Utc::now()
+    FIXTURE_TODAY.map_or(0, |f| (demo_now().date() - f).num_days())
+}
+
+/// The wall-clock time in Chicago, where the demo's service departments are.
+fn demo_now() -> chrono::NaiveDateTime {
+    chrono::Utc::now()
         .with_timezone(&chrono_tz::America::Chicago)
-        .date_naive();
-    FIXTURE_TODAY.map_or(0, |f| (today - f).num_days())
+        .naive_local()
 }
 
 /// Mock upstreams running on loopback.

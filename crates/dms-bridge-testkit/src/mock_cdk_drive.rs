@@ -3,6 +3,11 @@
 //! on the next (answers advise polling again after a second), then the result
 //! is fetched once. The fixture's dates are moved so its orders are always
 //! recent: the newest opened order opens today.
+//!
+//! `POST /cdk/admin/repair-orders/advance` moves the first open order one step
+//! on, as a shop floor would: work starts on an order not started, and an
+//! order in progress is closed today (in Chicago, as the fixtures' dates). It answers `{ro_number, status}`, and
+//! 409 once every order is closed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -11,8 +16,8 @@ use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use chrono::{NaiveDate, TimeDelta, Utc};
+use axum::routing::{get, post};
+use chrono::{NaiveDate, NaiveDateTime, TimeDelta, Utc};
 use serde_json::{Value, json};
 
 const OPEN: &str = fixture!("cdk/repair-orders/result-open.json");
@@ -25,6 +30,15 @@ type Operation = (Vec<Value>, u32);
 #[derive(Clone, Default)]
 struct Drive {
     operations: Arc<Mutex<HashMap<String, Operation>>>,
+    /// Open orders moved on by the admin endpoint, by RO number.
+    advanced: Arc<Mutex<HashMap<String, Stage>>>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Stage {
+    Started,
+    /// Closed at this local time.
+    Closed(NaiveDateTime),
 }
 
 pub fn router(access_token: &'static str) -> Router {
@@ -39,6 +53,7 @@ pub fn router(access_token: &'static str) -> Router {
             &format!("{BASE}/long-operations/{{id}}/result"),
             get(result),
         )
+        .route("/cdk/admin/repair-orders/advance", post(advance))
         .with_state((Drive::default(), access_token))
 }
 
@@ -58,7 +73,19 @@ async fn start_open(State((drive, token)): DriveState, headers: HeaderMap) -> Re
     if !authorized(&headers, token) {
         return refused();
     }
-    start(&drive, records(OPEN))
+    let advanced = drive.advanced();
+    let open = records(OPEN)
+        .into_iter()
+        .filter_map(|mut r| match advanced.get(ro_number(&r)) {
+            Some(Stage::Closed(_)) => None,
+            Some(Stage::Started) => {
+                set_line_codes(&mut r, "I");
+                Some(r)
+            }
+            None => Some(r),
+        })
+        .collect();
+    start(&drive, open)
 }
 
 async fn start_closed(
@@ -79,8 +106,20 @@ async fn start_closed(
             json!({ "code": "INVALID-PARAMETER", "message": "startDate and endDate are required" });
         return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
     };
+    let advanced = drive.advanced();
+    let closed_here = records(OPEN).into_iter().filter_map(|mut r| {
+        let Some(Stage::Closed(at)) = advanced.get(ro_number(&r)) else {
+            return None;
+        };
+        set_line_codes(&mut r, "C");
+        r["closedDate"] = json!(at.format("%Y-%m-%d").to_string());
+        r["closedTime"] = json!(at.format("%H:%M").to_string());
+        r["mileageOut"] = r["mileage"].clone();
+        Some(r)
+    });
     let closed = records(CLOSED)
         .into_iter()
+        .chain(closed_here)
         .filter(|r| {
             r.get("closedDate")
                 .and_then(Value::as_str)
@@ -89,6 +128,63 @@ async fn start_closed(
         })
         .collect();
     start(&drive, closed)
+}
+
+impl Drive {
+    fn advanced(&self) -> HashMap<String, Stage> {
+        self.advanced.lock().map(|a| a.clone()).unwrap_or_default()
+    }
+}
+
+/// Moves the first open order one step on: started, then closed today.
+async fn advance(State((drive, _)): DriveState) -> Response {
+    let Ok(mut advanced) = drive.advanced.lock() else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    for record in records(OPEN) {
+        let number = ro_number(&record).to_owned();
+        let status = match advanced.get(&number) {
+            Some(Stage::Closed(_)) => continue,
+            Some(Stage::Started) => "closed",
+            None if started(&record) => "closed",
+            None => "in_progress",
+        };
+        let stage = match status {
+            "closed" => Stage::Closed(crate::demo_now()),
+            _ => Stage::Started,
+        };
+        advanced.insert(number.clone(), stage);
+        return axum::Json(json!({ "ro_number": number, "status": status })).into_response();
+    }
+    let body = json!({ "code": "NOTHING-TO-ADVANCE", "message": "Every repair order is closed." });
+    (StatusCode::CONFLICT, axum::Json(body)).into_response()
+}
+
+fn ro_number(record: &Value) -> &str {
+    record.get("roNumber").and_then(Value::as_str).unwrap_or("")
+}
+
+fn line_codes(record: &Value) -> impl Iterator<Item = &str> {
+    record
+        .get("operations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o.pointer("/line/statusCode").and_then(Value::as_str))
+}
+
+/// Work has started on some line (a code other than O, not started).
+fn started(record: &Value) -> bool {
+    line_codes(record).any(|c| c != "O")
+}
+
+fn set_line_codes(record: &mut Value, code: &str) {
+    let lines = record.get_mut("operations").and_then(Value::as_array_mut);
+    for op in lines.into_iter().flatten() {
+        if let Some(line) = op.get_mut("line") {
+            line["statusCode"] = json!(code);
+        }
+    }
 }
 
 fn start(drive: &Drive, data: Vec<Value>) -> Response {

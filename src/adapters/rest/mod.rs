@@ -28,7 +28,7 @@ use super::resilience::UpstreamPolicy;
 use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance};
 use crate::adapters::template::{self, Template, TemplateContext};
 use crate::config::catalog;
-use crate::config::{InventorySync, RestUpstreamConfig, resolve_secret};
+use crate::config::{RestUpstreamConfig, resolve_secret};
 use crate::model::Domain;
 use crate::model::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::model::service::{
@@ -245,10 +245,7 @@ impl RestAdapter {
             dealership,
             flight: Flight::default(),
             last_read: inventory::LastRead::default(),
-            inventory_sync: match config.inventory_sync {
-                InventorySync::Every(every) => Some(every),
-                InventorySync::Off => None,
-            },
+            inventory_sync: config.inventory_sync.every(),
             menu: moka::future::Cache::builder()
                 .max_capacity(1)
                 .time_to_live(MENU_KEEP)

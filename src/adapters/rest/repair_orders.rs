@@ -166,7 +166,7 @@ impl RestAdapter {
         let answers = futures::future::try_join_all(
             reads
                 .into_iter()
-                .map(|read| self.read_orders(op, read, &params)),
+                .map(|read| self.read_orders(op, read, &params, query.fresh)),
         )
         .await?;
         let mut orders: Vec<RepairOrder> = answers.iter().flat_map(|a| a.iter().cloned()).collect();
@@ -193,13 +193,13 @@ impl RestAdapter {
         };
         if let (Some(get), Some(_)) = (&op.get, number) {
             let params = self.ro_params(from, today, None, number);
-            let found = self.read_orders(op, get, &params).await?;
+            let found = self.read_orders(op, get, &params, false).await?;
             return Ok(found.iter().find(|ro| which.matches(ro)).cloned());
         }
         // No lookup by number: search open work first, then recently closed orders.
         let params = self.ro_params(from, today, None, None);
         for read in [&op.all, &op.open, &op.closed].into_iter().flatten() {
-            let found = self.read_orders(op, read, &params).await?;
+            let found = self.read_orders(op, read, &params, false).await?;
             if let Some(ro) = found.iter().find(|ro| which.matches(ro)) {
                 return Ok(Some(ro.clone()));
             }
@@ -223,6 +223,7 @@ impl RestAdapter {
         op: &RepairOrdersOp,
         read: &RoRead,
         params: &BTreeMap<String, String>,
+        fresh: bool,
     ) -> Result<Arc<Vec<RepairOrder>>, AdapterError> {
         let key = format!(
             "{}:{}",
@@ -230,7 +231,7 @@ impl RestAdapter {
             serde_json::to_string(params).unwrap_or_default()
         );
         op.recent
-            .get_or_fetch(key, self.fetch_orders(op, read, params))
+            .get_or_fetch(key, fresh, self.fetch_orders(op, read, params))
             .await
     }
 

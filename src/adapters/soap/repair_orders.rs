@@ -125,7 +125,7 @@ impl SoapAdapter {
             .with_timezone(&self.dealership.timezone)
             .date_naive();
         let params = ro_common::params(self.dealership.timezone, today, today, None, Some(number));
-        let found = self.read(ops, get, params).await?;
+        let found = self.read(ops, get, params, false).await?;
         Ok(found
             .iter()
             .find(|ro| ro.ro_number.eq_ignore_ascii_case(number) || which.matches(ro))
@@ -142,7 +142,7 @@ impl SoapAdapter {
         let tz = self.dealership.timezone;
         if !op.per_day {
             let params = ro_common::params(tz, query.from, query.to, query.vin, None);
-            return Ok(self.read(ops, op, params).await?.to_vec());
+            return Ok(self.read(ops, op, params, query.fresh).await?.to_vec());
         }
         let days: Vec<NaiveDate> = query
             .from
@@ -163,7 +163,7 @@ impl SoapAdapter {
                 let mut params = ro_common::params(tz, day, day, query.vin, None);
                 params.insert("date".into(), day.format("%Y-%m-%d").to_string());
                 params.insert("date_compact".into(), day.format("%Y%m%d").to_string());
-                self.read(ops, op, params)
+                self.read(ops, op, params, query.fresh)
             })
             .buffered(DAYS_AT_ONCE);
         let mut orders = Vec::new();
@@ -185,6 +185,7 @@ impl SoapAdapter {
         ops: &RoOps,
         op: &SoapOperation,
         params: BTreeMap<String, String>,
+        fresh: bool,
     ) -> Result<Arc<Vec<RepairOrder>>, AdapterError> {
         let key = format!(
             "{}:{}",
@@ -192,7 +193,7 @@ impl SoapAdapter {
             serde_json::to_string(&params).unwrap_or_default()
         );
         ops.recent
-            .get_or_fetch(key, async {
+            .get_or_fetch(key, fresh, async {
                 let doc = self.call(op, &params).await?;
                 Ok(ro_common::map_orders(
                     &ops.mapping,
