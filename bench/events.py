@@ -101,10 +101,27 @@ def start_demo(tmp):
     return f"http://127.0.0.1:{port}", cdk, hook, banner
 
 
-def upstream_requests(base):
+def metric_sum(base, name):
     text = http(f"{base}/metrics")
     return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith("dms_bridge_upstream_requests_total{"))
+               if line.startswith(f"dms_bridge_{name}{{"))
+
+
+def upstream_requests(base):
+    return metric_sum(base, "upstream_requests_total")
+
+
+def mirror_reads(base):
+    return metric_sum(base, "mirror_syncs_total")
+
+
+def between_reads(base, every):
+    """Waits until half an interval after the mirror's next read, so a phase
+    of whole intervals holds a whole number of reads, wherever it starts."""
+    seen = mirror_reads(base)
+    while mirror_reads(base) == seen:
+        time.sleep(0.05)
+    time.sleep(every / 2)
 
 
 def paced(url, token, args, rate, seconds):
@@ -149,11 +166,12 @@ def requests_per_hour(tmp):
     url, args = f"{base}/mcp", {"dealership_id": "demo-cdk", "limit": 20}
     call(url, "bench-token", "inventory_search", args)
     for rate in (1, 100):
-        before = upstream_requests(base)
+        between_reads(base, 10)
+        before, reads = upstream_requests(base), mirror_reads(base)
         calls = paced(url, "bench-token", args, rate, PHASE)
-        sent = upstream_requests(base) - before
+        sent, reads = upstream_requests(base) - before, mirror_reads(base) - reads
         print(json.dumps({"run": "mirror_upstream_requests", "agent_calls_per_s": round(calls / PHASE, 1),
-                          "seconds": PHASE, "upstream_requests": sent,
+                          "seconds": PHASE, "mirror_reads": reads, "upstream_requests": sent,
                           "upstream_requests_per_hour": round(sent * 3600 / PHASE)}), flush=True)
 
 
