@@ -111,11 +111,14 @@ impl Runtime {
             );
         }
         let webhooks = self.webhooks.status();
-        let webhooks_task = self.webhooks.spawn(
-            store.clone(),
-            self.parts.metrics.clone(),
-            cancel.child_token(),
-        );
+        let webhooks_task = self
+            .webhooks
+            .spawn(
+                store.clone(),
+                self.parts.metrics.clone(),
+                cancel.child_token(),
+            )
+            .await;
         let p = self.parts;
         let services = Services::new(ServiceParts {
             dealerships: p.dealerships,
