@@ -232,12 +232,6 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         },
         None => CursorCodec::random(),
     };
-    if !config.store.url.starts_with("sqlite:") {
-        errors.push(ConfigError::new(
-            "store.url",
-            "use sqlite://path/to/file.db or sqlite::memory:",
-        ));
-    }
     if !errors.is_empty() {
         return Err(ConfigErrors(errors));
     }

@@ -17,6 +17,7 @@ mod mirror;
 mod oauth;
 mod secret;
 mod soap;
+mod store;
 mod tasks;
 mod validate;
 
@@ -39,6 +40,7 @@ pub use mirror::{MirrorConfig, SyncInterval};
 pub use oauth::{OAuthConfig, OAuthGrant};
 pub use secret::{SecretSource, resolve_secret};
 pub use soap::SoapUpstreamConfig;
+pub use store::StoreDialect;
 pub use tasks::TasksConfig;
 
 use crate::model::Domain;
