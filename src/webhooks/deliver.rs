@@ -112,12 +112,6 @@ impl Pair {
 
     /// The cursor, made at the dealership's head on first start; retried
     /// while the store does not answer.
-    /// Makes the cursor if it is new; a failure is logged and [`Self::run`]
-    /// tries again.
-    pub async fn prepare(&self) {
-        self.try_open().await;
-    }
-
     async fn open(&self, cancel: &CancellationToken) -> Option<Cursor> {
         loop {
             if let Some(cursor) = self.try_open().await {
