@@ -31,6 +31,7 @@ use crate::leads::outbox::Outbox;
 use crate::mirror::repair_orders::WatchSource;
 use crate::mirror::{InboundSinks, Mirror, MirrorSource};
 use crate::model::{DealershipProfile, Domain};
+use crate::store::leases::Leases;
 use crate::store::{AuditWriter, Store, StoreError};
 use crate::telemetry::metrics::Metrics;
 use crate::tools::{Dealership, Route, ServiceParts, Services};
@@ -100,15 +101,18 @@ impl Runtime {
             mirror_sources(&self.parts.dealerships),
             self.inbound,
         );
-        mirror.start(cancel).await;
+        let leases = Leases::new(&store);
+        mirror.start(&leases, cancel).await;
         if let Some(every) = self.repair_order_watch {
             crate::mirror::repair_orders::spawn_watch(
                 store.clone(),
                 self.parts.metrics.clone(),
                 watch_sources(&self.parts.dealerships),
                 every,
+                &leases,
                 cancel.child_token(),
-            );
+            )
+            .await;
         }
         let webhooks = self.webhooks.status();
         let webhooks_task = self
@@ -116,9 +120,11 @@ impl Runtime {
             .spawn(
                 store.clone(),
                 self.parts.metrics.clone(),
+                &leases,
                 cancel.child_token(),
             )
             .await;
+        leases.start(cancel.child_token());
         let p = self.parts;
         let services = Services::new(ServiceParts {
             dealerships: p.dealerships,
@@ -140,6 +146,7 @@ impl Runtime {
             webhooks,
         });
         gateway.spawn_quota_sweep(cancel.child_token());
+        gateway.spawn_invalidation_listener(cancel.child_token());
         Ok(Started {
             gateway,
             audit_task,

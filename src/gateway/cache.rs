@@ -146,6 +146,12 @@ impl ReadCache {
                 .or_insert(0) += 1;
         }
     }
+
+    /// Retires every cached result (invalidations from elsewhere may have
+    /// been lost).
+    pub fn invalidate_all(&self) {
+        self.entries.invalidate_all();
+    }
 }
 
 #[cfg(test)]

@@ -11,9 +11,11 @@ use std::time::Duration;
 use chrono::Utc;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use tokio::sync::broadcast::error::RecvError;
 
 use super::Gateway;
 use crate::contract::{Payload, ToolError};
+use crate::store::Signal;
 use crate::store::idempotency::{self, KeyRef, Turn};
 use crate::tools::{Dealership, ToolContext};
 
@@ -55,6 +57,31 @@ pub fn request_hash(args: &Value) -> String {
 }
 
 impl Gateway {
+    /// Retires cached reads when another process on the store says a write
+    /// changed them, until `cancel` fires. A lost signal (a listener that
+    /// reconnected) retires everything: the cache is only a cache.
+    pub fn spawn_invalidation_listener(&self, cancel: tokio_util::sync::CancellationToken) {
+        let (gateway, mut signals) = (self.clone(), self.store().signals());
+        tokio::spawn(async move {
+            loop {
+                let signal = tokio::select! {
+                    () = cancel.cancelled() => return,
+                    s = signals.recv() => s,
+                };
+                match signal {
+                    Ok(Signal::Invalidate { dealership, domain }) => {
+                        gateway.inner.cache.invalidate(&dealership, domain);
+                    }
+                    Ok(Signal::Resync) | Err(RecvError::Lagged(_)) => {
+                        gateway.inner.cache.invalidate_all();
+                    }
+                    Ok(_) => {}
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        });
+    }
+
     /// Runs `work` as the write `write` describes.
     pub(super) async fn write_once(
         &self,
@@ -79,9 +106,15 @@ impl Gateway {
         };
         // Retired whatever the outcome: a failed write may still have changed
         // the upstream (a timeout after it committed) or shown the cache wrong
-        // (a slot taken by someone else).
+        // (a slot taken by someone else). Every other process on the store
+        // retires its copies when the signal reaches it.
         if let Some(domain) = ctx.tool.domain() {
             self.inner.cache.invalidate(dealership, domain);
+            let signal = Signal::Invalidate {
+                dealership: dealership.to_owned(),
+                domain,
+            };
+            self.store().announce(signal).await;
         }
         result
     }

@@ -9,18 +9,23 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use tokio::sync::Notify;
+use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::adapters::{Adapter, AdapterError, DeliveryReceipt, LeadDelivery, UpstreamAdapter};
 use crate::adf;
 use crate::config::DeliveryConfig;
-use crate::store::{Store, StoreError, deliveries};
+use crate::store::{Signal, Store, StoreError, deliveries};
 use crate::telemetry::metrics::Metrics;
 use crate::telemetry::trace::{CURRENT, TraceContext};
 
-/// Longest idle wait between outbox scans (new leads wake the worker at once).
-const IDLE_POLL: Duration = Duration::from_secs(1);
+/// Longest idle wait between outbox scans. New leads and requeues wake the
+/// worker at once, in every process on the store (a signal); retries wake
+/// it when they fall due. This only bounds the delay of a lost signal.
+const IDLE_POLL: Duration = Duration::from_secs(10);
+/// Shortest idle wait.
+const MIN_WAIT: Duration = Duration::from_millis(10);
 
 /// A claimed delivery.
 struct Claimed {
@@ -60,6 +65,7 @@ impl Outbox {
     /// Runs until `cancel`; an attempt in progress is finished first.
     pub fn spawn(self, cancel: CancellationToken) -> JoinHandle<()> {
         tokio::spawn(async move {
+            let mut signals = self.store.signals();
             loop {
                 let claimed = match self.claim(Utc::now()).await {
                     Ok(c) => c,
@@ -69,10 +75,12 @@ impl Outbox {
                     }
                 };
                 if claimed.is_empty() {
+                    let idle = self.idle_wait().await;
                     tokio::select! {
                         () = cancel.cancelled() => return,
                         () = self.wake.notified() => {}
-                        () = tokio::time::sleep(IDLE_POLL) => {}
+                        () = due_signal(&mut signals) => {}
+                        () = tokio::time::sleep(idle) => {}
                     }
                     continue;
                 }
@@ -82,6 +90,23 @@ impl Outbox {
                 }
             }
         })
+    }
+
+    /// Until the next delivery falls due, at most [`IDLE_POLL`].
+    async fn idle_wait(&self) -> Duration {
+        match deliveries::next_due(&self.store).await {
+            // At least a moment: a due row another process holds locked
+            // right now is not claimable until it commits.
+            Ok(Some(due)) => (due - Utc::now())
+                .to_std()
+                .unwrap_or_default()
+                .clamp(MIN_WAIT, IDLE_POLL),
+            Ok(None) => IDLE_POLL,
+            Err(e) => {
+                tracing::error!(error = %e, "Cannot read the lead outbox.");
+                IDLE_POLL
+            }
+        }
     }
 
     /// Takes up to `concurrency` due deliveries and leases them.
@@ -178,6 +203,18 @@ impl Outbox {
             _ => None,
         };
         asked.map_or(jittered, |a| a.max(jittered).min(self.config.max_delay))
+    }
+}
+
+/// Returns when a signal says a delivery may be due (or some were lost).
+async fn due_signal(signals: &mut broadcast::Receiver<Signal>) {
+    loop {
+        match signals.recv().await {
+            Ok(Signal::OutboxDue | Signal::Resync) | Err(RecvError::Lagged(_)) => return,
+            Ok(_) => {}
+            // The store is gone: only cancellation ends the worker now.
+            Err(RecvError::Closed) => std::future::pending::<()>().await,
+        }
     }
 }
 

@@ -5,6 +5,12 @@
 //! become `vehicle.*` events, written with the copy in one transaction, and
 //! the copy survives restarts, so the first read after one is compared with
 //! what was seen before it.
+//!
+//! Several processes on one store read each inventory once between them:
+//! the holder of the dealership's `mirror/<id>` lease reads the upstream and
+//! records; the others reload their copy from the store when the holder
+//! signals a change (and check every [`FOLLOW_EVERY`], in case a signal was
+//! lost), and take over the reading when the lease passes to them.
 
 pub mod diff;
 pub mod inbound;
@@ -21,8 +27,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adapters::{Adapter, AdapterError, InventorySnapshot, SoldUnit, UpstreamAdapter};
 use crate::config::MirrorConfig;
+use crate::store::leases::{Lease, Leases};
 use crate::store::mirror::{GoneUnit, MirrorChanges};
-use crate::store::{Store, StoreError};
+use crate::store::{Signal, Store, StoreError};
 use crate::telemetry::metrics::Metrics;
 
 pub use inbound::{InboundSink, InboundSinks};
@@ -70,6 +77,8 @@ struct Dealership {
     id: String,
     adapter: Arc<Adapter>,
     every: Duration,
+    /// Whether this process reads the upstream (set at start; until then it does).
+    lease: std::sync::OnceLock<Lease>,
     state: RwLock<State>,
     /// Bumped whenever the copy's content changes: cached answers carry it.
     generation: std::sync::atomic::AtomicU64,
@@ -88,6 +97,8 @@ struct State {
     last_full_at: Option<DateTime<Utc>>,
     last_error: Option<&'static str>,
     held_back: Option<HeldBack>,
+    /// The stored copy's version this copy matches (see `store::mirror::Standing`).
+    stored_changed_at: Option<String>,
 }
 
 /// How a sync reads the upstream.
@@ -105,6 +116,10 @@ enum Read {
 /// Deltas ask from a little before the last good read: upstream clocks and
 /// commit delays differ from ours.
 const DELTA_OVERLAP: chrono::TimeDelta = chrono::TimeDelta::minutes(2);
+
+/// How often a process that does not read a dealership's upstream compares
+/// its copy with the store and sees whether the lease passed to it.
+pub const FOLLOW_EVERY: Duration = Duration::from_secs(30);
 
 #[derive(Clone, Copy)]
 struct HeldBack {
@@ -127,6 +142,7 @@ impl Mirror {
                     id: s.dealership.clone(),
                     adapter: s.adapter,
                     every: s.every,
+                    lease: std::sync::OnceLock::new(),
                     state: RwLock::default(),
                     generation: std::sync::atomic::AtomicU64::new(0),
                     syncing: Mutex::new(()),
@@ -147,9 +163,12 @@ impl Mirror {
     }
 
     /// Loads every stored copy, then reads each inventory in the background
-    /// until `cancel` fires.
-    pub async fn start(&self, cancel: &CancellationToken) {
+    /// (where this process holds its lease) until `cancel` fires.
+    pub async fn start(&self, leases: &Leases, cancel: &CancellationToken) {
         for d in self.inner.dealerships.values() {
+            let lease = leases.take(&format!("mirror/{}", d.id)).await;
+            // Set once, here: a second start would keep the first lease.
+            let _ = d.lease.set(lease);
             if let Err(e) = self.load(d).await {
                 tracing::warn!(dealership = %d.id, error = %e, "Could not load the mirrored inventory; reading it afresh.");
             }
@@ -198,11 +217,21 @@ impl Mirror {
     /// Asks for a read of `dealership`'s inventory now (an inbound vendor
     /// event said a unit changed). Returns false for an unmirrored dealership.
     pub fn request_sync(&self, dealership: &str) -> bool {
-        self.inner
-            .dealerships
-            .get(dealership)
-            .map(|d| d.wake.notify_one())
-            .is_some()
+        let Some(d) = self.inner.dealerships.get(dealership) else {
+            return false;
+        };
+        if d.reads_upstream() {
+            d.wake.notify_one();
+        } else {
+            // The process holding the lease reads; tell it.
+            let (store, id) = (self.inner.store.clone(), d.id.clone());
+            tokio::spawn(async move {
+                store
+                    .announce(Signal::SyncRequested { dealership: id })
+                    .await;
+            });
+        }
+        true
     }
 
     /// The inbound events `upstream` accepts, if its vendor pushes any.
@@ -221,15 +250,51 @@ impl Mirror {
     }
 
     async fn run(&self, d: &Dealership, cancel: CancellationToken) {
+        let mut signals = self.inner.store.signals();
+        let mut reading = d.reads_upstream();
         loop {
-            if let Err(e) = self.sync(d, Read::Changes).await {
-                tracing::warn!(dealership = %d.id, error = %e, "Inventory read failed; serving the last good copy.");
+            let now_reading = d.reads_upstream();
+            if now_reading {
+                // Taking over: start from what the last reader recorded, so
+                // its changes are not reported again.
+                if !reading && let Err(e) = self.load(d).await {
+                    tracing::warn!(dealership = %d.id, error = %e, "Could not load the mirrored inventory before reading it.");
+                }
+                if let Err(e) = self.sync(d, Read::Changes).await {
+                    tracing::warn!(dealership = %d.id, error = %e, "Inventory read failed; serving the last good copy.");
+                }
+            } else {
+                self.follow(d).await;
             }
+            reading = now_reading;
+            let wait = if reading {
+                d.every
+            } else {
+                d.every.min(FOLLOW_EVERY)
+            };
             tokio::select! {
                 _ = cancel.cancelled() => break,
-                _ = tokio::time::sleep(d.every) => {}
+                _ = tokio::time::sleep(wait) => {}
                 _ = d.wake.notified() => {}
+                () = wanted(&mut signals, &d.id, reading) => {}
             }
+        }
+    }
+
+    /// Brings the copy to what the store holds, if the reader recorded a change.
+    async fn follow(&self, d: &Dealership) {
+        let standing = match crate::store::mirror::standing(&self.inner.store, &d.id).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(dealership = %d.id, error = %e, "Cannot compare the mirrored inventory with the store.");
+                return;
+            }
+        };
+        let current = d.read().stored_changed_at == standing.changed_at;
+        if current {
+            d.write().last_success_at = standing.last_success_at;
+        } else if let Err(e) = self.load(d).await {
+            tracing::warn!(dealership = %d.id, error = %e, "Could not reload the mirrored inventory.");
         }
     }
 
@@ -257,6 +322,9 @@ impl Mirror {
         state.copy = Some(Arc::new(copy));
         state.gone = gone;
         state.last_success_at = Some(synced_at);
+        state.stored_changed_at = stored.changed_at;
+        d.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         Ok(())
     }
 
@@ -271,6 +339,9 @@ impl Mirror {
         let held = d.read().copy.clone();
         if let (Read::IfMissing, Some(copy)) = (read, held) {
             return Ok(copy);
+        }
+        if !d.reads_upstream() {
+            return self.unrecorded_copy(d).await;
         }
         let (previous, gone) = {
             let state = d.read();
@@ -297,6 +368,13 @@ impl Mirror {
             return Ok(previous.clone());
         }
         self.record(d, &plan, now).await?;
+        let units_changed = !plan.upserts.is_empty() || !plan.removed.is_empty();
+        if units_changed {
+            let signal = Signal::MirrorChanged {
+                dealership: d.id.clone(),
+            };
+            self.inner.store.announce(signal).await;
+        }
         let copy = Arc::new(served_copy(&fresh, &plan, now));
         if !plan.events.is_empty() {
             tracing::info!(dealership = %d.id, events = plan.events.len(), listed = copy.listed.len(), "Inventory changed.");
@@ -318,6 +396,30 @@ impl Mirror {
         }
         state.last_error = None;
         state.held_back = None;
+        if units_changed {
+            state.stored_changed_at = Some(crate::store::leads::ts(now));
+        }
+        Ok(copy)
+    }
+
+    /// The copy for a process that does not read the upstream: the stored
+    /// one, or (before the reader's first read) one read now and not
+    /// recorded, so that only the reader writes events.
+    async fn unrecorded_copy(&self, d: &Dealership) -> Result<Arc<InventorySnapshot>, MirrorError> {
+        self.load(d).await?;
+        if let Some(copy) = d.read().copy.clone() {
+            return Ok(copy);
+        }
+        let fresh = d.adapter.inventory().await?;
+        let copy = Arc::new(
+            InventorySnapshot::new(
+                fresh.listed.clone(),
+                fresh.sold.clone(),
+                fresh.fetched_at.or(Some(Utc::now())),
+            )
+            .indexed(),
+        );
+        d.write().copy = Some(copy.clone());
         Ok(copy)
     }
 
@@ -407,6 +509,11 @@ impl Mirror {
 }
 
 impl Dealership {
+    /// True when this process reads the upstream and records what changed.
+    fn reads_upstream(&self) -> bool {
+        self.lease.get().is_none_or(Lease::is_held)
+    }
+
     /// The state, even if a panicking writer poisoned the lock (it holds no invariant across writes).
     fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
         self.state.read().unwrap_or_else(|p| p.into_inner())
@@ -414,6 +521,26 @@ impl Dealership {
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
         self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Returns when a signal concerns `dealership`'s copy: for the reader, a read
+/// asked for elsewhere; for the others, a change recorded; for both, signals
+/// that may have been lost.
+async fn wanted(
+    signals: &mut tokio::sync::broadcast::Receiver<Signal>,
+    dealership: &str,
+    reading: bool,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        match signals.recv().await {
+            Ok(Signal::SyncRequested { dealership: d }) if reading && d == dealership => return,
+            Ok(Signal::MirrorChanged { dealership: d }) if !reading && d == dealership => return,
+            Ok(Signal::Resync) | Err(RecvError::Lagged(_)) => return,
+            Ok(_) => {}
+            Err(RecvError::Closed) => std::future::pending::<()>().await,
+        }
     }
 }
 

@@ -14,6 +14,7 @@ use chrono::{Days, Utc};
 use tokio_util::sync::CancellationToken;
 
 use crate::adapters::{Adapter, RepairOrder, RoQuery, RoStatus, UpstreamAdapter};
+use crate::store::leases::Leases;
 use crate::store::{Store, StoreError};
 use crate::telemetry::metrics::{Metrics, MirrorSyncLabels};
 
@@ -45,18 +46,30 @@ pub struct WatchSource {
     pub timezone: chrono_tz::Tz,
 }
 
-/// Reads every source's recent repair orders every `every` until `cancel` fires.
-pub fn spawn_watch(
+/// Reads every source's recent repair orders every `every` until `cancel`
+/// fires; of the processes on one store, the holder of a dealership's
+/// `repair_order_watch/<id>` lease reads it.
+pub async fn spawn_watch(
     store: Store,
     metrics: Arc<Metrics>,
     sources: Vec<WatchSource>,
     every: Duration,
+    leases: &Leases,
     cancel: CancellationToken,
 ) {
     for source in sources {
+        let lease = leases
+            .take(&format!("repair_order_watch/{}", source.dealership))
+            .await;
         let (store, metrics, cancel) = (store.clone(), metrics.clone(), cancel.clone());
         tokio::spawn(async move {
             loop {
+                if !lease.is_held() {
+                    tokio::select! {
+                        _ = cancel.cancelled() => break,
+                        _ = tokio::time::sleep(every.min(super::FOLLOW_EVERY)) => continue,
+                    }
+                }
                 let outcome = watch_once(&store, &source).await;
                 metrics
                     .repair_order_watch

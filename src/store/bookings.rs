@@ -51,7 +51,7 @@ pub async fn record(store: &Store, b: &NewBooking<'_>) -> Result<(), StoreError>
     );
     events::append_in(tx, b.dealership, &[event], b.now).await?;
     write.tx.commit().await?;
-    store.events_appended().notify_waiters();
+    store.announce_events(b.dealership).await;
     Ok(())
 }
 
@@ -108,6 +108,6 @@ pub async fn mark_cancelled(
         events::append_in(tx, dealership, &[event], now).await?;
     }
     write.tx.commit().await?;
-    store.events_appended().notify_waiters();
+    store.announce_events(dealership).await;
     Ok(())
 }

@@ -2,10 +2,10 @@
 //! recording how each attempt went. The outbox decides; this only writes.
 
 use chrono::{DateTime, Utc};
-use sqlx::{Any, Row, Transaction};
+use sqlx::{Any, AssertSqlSafe, Row, Transaction};
 
 use super::leads::ts;
-use super::{Store, StoreError, events};
+use super::{Store, StoreDialect, StoreError, events};
 use crate::model::event::NewEvent;
 
 /// A delivery leased to this process.
@@ -18,7 +18,10 @@ pub struct DueDelivery {
     pub traceparent: Option<String>,
 }
 
-/// Leases up to `limit` deliveries due at `now` until `lease_until`, counting an attempt each.
+/// Leases up to `limit` deliveries due at `now` until `lease_until`, counting
+/// an attempt each. On PostgreSQL, `SKIP LOCKED` lets every process claim at
+/// once, each taking rows no other is taking; SQLite has one writer, this
+/// process's write turn.
 pub async fn claim_due(
     store: &Store,
     now: DateTime<Utc>,
@@ -26,21 +29,29 @@ pub async fn claim_due(
     limit: i64,
 ) -> Result<Vec<DueDelivery>, StoreError> {
     let _turn = store.write_turn().await;
-    let rows = sqlx::query(
+    let lock = match store.dialect() {
+        StoreDialect::Postgres => " FOR UPDATE SKIP LOCKED",
+        StoreDialect::Sqlite => "",
+    };
+    // The outer WHERE repeats the due test: a row another process leased
+    // between this one's read and its lock is not taken twice.
+    let sql = format!(
         "UPDATE lead_deliveries
          SET lease_until = $1, attempts = attempts + 1, last_attempt_at = $2
          WHERE lead_id IN (
              SELECT lead_id FROM lead_deliveries
              WHERE state = 'pending' AND next_attempt_at <= $2
                AND (lease_until IS NULL OR lease_until <= $2)
-             ORDER BY next_attempt_at LIMIT $3)
-         RETURNING lead_id, upstream, attempts, document, traceparent",
-    )
-    .bind(ts(lease_until))
-    .bind(ts(now))
-    .bind(limit)
-    .fetch_all(store.pool())
-    .await?;
+             ORDER BY next_attempt_at LIMIT $3{lock})
+           AND state = 'pending' AND (lease_until IS NULL OR lease_until <= $2)
+         RETURNING lead_id, upstream, attempts, document, traceparent"
+    );
+    let rows = sqlx::query(AssertSqlSafe(sql))
+        .bind(ts(lease_until))
+        .bind(ts(now))
+        .bind(limit)
+        .fetch_all(store.pool())
+        .await?;
     rows.iter()
         .map(|r| {
             Ok(DueDelivery {
@@ -52,6 +63,20 @@ pub async fn claim_due(
             })
         })
         .collect()
+}
+
+/// When the next pending delivery falls due (or its lease runs out), if any.
+pub async fn next_due(store: &Store) -> Result<Option<DateTime<Utc>>, StoreError> {
+    let next: Option<String> = sqlx::query_scalar(
+        "SELECT MIN(CASE WHEN lease_until IS NOT NULL AND lease_until > next_attempt_at
+                    THEN lease_until ELSE next_attempt_at END)
+         FROM lead_deliveries WHERE state = 'pending'",
+    )
+    .fetch_one(store.pool())
+    .await?;
+    Ok(next
+        .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+        .map(|t| t.with_timezone(&Utc)))
 }
 
 /// The CRM took the lead; its `lead.delivery_updated` event commits with it.
@@ -72,9 +97,11 @@ pub async fn delivered(
     .bind(lead_id)
     .execute(&mut *write.tx)
     .await?;
-    record_event(&mut write.tx, lead_id, at).await?;
+    let dealership = record_event(&mut write.tx, lead_id, at).await?;
     write.tx.commit().await?;
-    store.events_appended().notify_waiters();
+    if let Some(dealership) = dealership {
+        store.announce_events(&dealership).await;
+    }
     Ok(())
 }
 
@@ -97,19 +124,22 @@ pub async fn attempt_failed(
     .bind(lead_id)
     .execute(&mut *write.tx)
     .await?;
-    record_event(&mut write.tx, lead_id, Utc::now()).await?;
+    let dealership = record_event(&mut write.tx, lead_id, Utc::now()).await?;
     write.tx.commit().await?;
-    store.events_appended().notify_waiters();
+    if let Some(dealership) = dealership {
+        store.announce_events(&dealership).await;
+    }
     Ok(())
 }
 
 /// Appends the `lead.delivery_updated` event for where `lead_id`'s delivery
-/// now stands, owned by the lead's first submitter.
+/// now stands, owned by the lead's first submitter. Returns the lead's
+/// dealership (`None`: no such lead, no event).
 pub(super) async fn record_event(
     tx: &mut Transaction<'static, Any>,
     lead_id: &str,
     at: DateTime<Utc>,
-) -> Result<(), StoreError> {
+) -> Result<Option<String>, StoreError> {
     let row = sqlx::query(
         "SELECT l.dealership, d.state, d.attempts,
              (SELECT s.principal FROM lead_submissions s WHERE s.lead_id = l.lead_id
@@ -121,12 +151,12 @@ pub(super) async fn record_event(
     .fetch_optional(&mut **tx)
     .await?;
     let Some(row) = row else {
-        return Ok(());
+        return Ok(None);
     };
     let dealership: String = row.try_get("dealership")?;
     let state: String = row.try_get("state")?;
     let attempts = u32::try_from(row.try_get::<i64, _>("attempts")?).unwrap_or(u32::MAX);
     let event = NewEvent::lead_delivery(lead_id, row.try_get("owner")?, &state, attempts, at);
     events::append_in(tx, &dealership, &[event], at).await?;
-    Ok(())
+    Ok(Some(dealership))
 }

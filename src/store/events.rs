@@ -37,7 +37,7 @@ pub async fn append(
     let mut write = store.write().await?;
     let sequences = append_in(&mut write.tx, dealership, events, observed_at).await?;
     write.tx.commit().await?;
-    store.events_appended().notify_waiters();
+    store.announce_events(dealership).await;
     Ok(sequences)
 }
 

@@ -91,7 +91,10 @@ pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreErro
     .execute(&mut **tx)
     .await?;
     write.tx.commit().await?;
-    store.events_appended().notify_waiters();
+    if decision == Decision::Received {
+        store.announce_events(&lead.dealership).await;
+        store.announce(super::Signal::OutboxDue).await;
+    }
     Ok(decision)
 }
 
@@ -285,10 +288,16 @@ pub async fn requeue_failed(
     .bind(lead_id)
     .fetch_all(&mut **tx)
     .await?;
+    let mut dealerships = std::collections::BTreeSet::new();
     for lead in &requeued {
-        super::deliveries::record_event(tx, lead, now).await?;
+        dealerships.extend(super::deliveries::record_event(tx, lead, now).await?);
     }
     write.tx.commit().await?;
-    store.events_appended().notify_waiters();
+    for dealership in &dealerships {
+        store.announce_events(dealership).await;
+    }
+    if !requeued.is_empty() {
+        store.announce(super::Signal::OutboxDue).await;
+    }
     Ok(requeued.len() as u64)
 }

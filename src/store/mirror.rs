@@ -29,6 +29,16 @@ pub struct StoredMirror {
     pub listed: Vec<Vehicle>,
     pub gone: Vec<GoneUnit>,
     pub last_success_at: Option<DateTime<Utc>>,
+    /// When a unit last changed: the copy's version, as [`standing`] reports it.
+    pub changed_at: Option<String>,
+}
+
+/// How a dealership's stored mirror stands, without reading its units: what a
+/// process that does not read the upstream itself compares its copy with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Standing {
+    pub last_success_at: Option<DateTime<Utc>>,
+    pub changed_at: Option<String>,
 }
 
 /// What one sync changed, to be written with its events.
@@ -43,7 +53,7 @@ pub struct MirrorChanges<'a> {
 /// Loads `dealership`'s mirror; empty when it was never synced.
 pub async fn load(store: &Store, dealership: &str) -> Result<StoredMirror, StoreError> {
     let rows = sqlx::query(
-        "SELECT vehicle_id, schema_version, state, vin, stock, vehicle
+        "SELECT vehicle_id, schema_version, state, vin, stock, vehicle, changed_at
          FROM mirror_units WHERE dealership = $1",
     )
     .bind(dealership)
@@ -51,6 +61,10 @@ pub async fn load(store: &Store, dealership: &str) -> Result<StoredMirror, Store
     .await?;
     let mut mirror = StoredMirror::default();
     for row in &rows {
+        let changed_at: String = row.try_get("changed_at")?;
+        if mirror.changed_at.as_ref().is_none_or(|c| *c < changed_at) {
+            mirror.changed_at = Some(changed_at);
+        }
         let version: i64 = row.try_get("schema_version")?;
         let id: String = row.try_get("vehicle_id")?;
         if version != UNIT_SCHEMA_VERSION {
@@ -78,15 +92,35 @@ pub async fn load(store: &Store, dealership: &str) -> Result<StoredMirror, Store
             }),
         }
     }
+    mirror.last_success_at = last_success(store, dealership).await?;
+    Ok(mirror)
+}
+
+async fn last_success(
+    store: &Store,
+    dealership: &str,
+) -> Result<Option<DateTime<Utc>>, StoreError> {
     let last: Option<String> =
         sqlx::query_scalar("SELECT last_success_at FROM mirror_syncs WHERE dealership = $1")
             .bind(dealership)
             .fetch_optional(store.pool())
             .await?;
-    mirror.last_success_at = last
+    Ok(last
         .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
-        .map(|t| t.with_timezone(&Utc));
-    Ok(mirror)
+        .map(|t| t.with_timezone(&Utc)))
+}
+
+/// Where `dealership`'s stored mirror stands: two indexed reads.
+pub async fn standing(store: &Store, dealership: &str) -> Result<Standing, StoreError> {
+    let changed_at: Option<String> =
+        sqlx::query_scalar("SELECT MAX(changed_at) FROM mirror_units WHERE dealership = $1")
+            .bind(dealership)
+            .fetch_one(store.pool())
+            .await?;
+    Ok(Standing {
+        last_success_at: last_success(store, dealership).await?,
+        changed_at,
+    })
 }
 
 /// Records a successful sync: its changes and their events, atomically.
@@ -146,6 +180,8 @@ pub async fn record_sync(
     .await?;
     let sequences = events::append_in(tx, dealership, new_events, synced_at).await?;
     write.tx.commit().await?;
-    store.events_appended().notify_waiters();
+    if !new_events.is_empty() {
+        store.announce_events(dealership).await;
+    }
     Ok(sequences)
 }

@@ -13,8 +13,10 @@ pub mod events;
 pub mod idempotency;
 pub mod inbound;
 pub mod leads;
+pub mod leases;
 pub mod mirror;
 pub mod repair_orders;
+pub mod signals;
 pub mod tasks;
 pub mod webhooks;
 
@@ -27,6 +29,9 @@ use sqlx::{Any, AnyPool, Transaction};
 
 pub use crate::config::StoreDialect;
 pub use audit::{AuditRecord, AuditWriter, argument_shape};
+pub use signals::Signal;
+
+use signals::Signals;
 
 /// Why the store could not be opened or used. Messages name what failed,
 /// never the URL (it may carry a password).
@@ -54,7 +59,7 @@ pub struct Store {
     pool: AnyPool,
     dialect: StoreDialect,
     writes: Arc<tokio::sync::Mutex<()>>,
-    events_appended: Arc<tokio::sync::Notify>,
+    signals: Arc<Signals>,
 }
 
 /// A write transaction, holding this process's write turn where the dialect
@@ -83,11 +88,15 @@ impl Store {
             StoreDialect::Postgres => sqlx::migrate!("./migrations/postgres"),
         };
         migrator.run(&pool).await.map_err(StoreError::Migrate)?;
+        let signals = Signals::new();
+        if dialect == StoreDialect::Postgres {
+            signals::spawn_listener(url.to_owned(), Arc::downgrade(&signals));
+        }
         Ok(Self {
             pool,
             dialect,
             writes: Arc::default(),
-            events_appended: Arc::default(),
+            signals,
         })
     }
 
@@ -139,10 +148,46 @@ impl Store {
         Ok(())
     }
 
-    /// Signalled after every commit that appended events (in this process):
-    /// what event deliverers wait on between polls.
+    /// Signalled after every commit that appended events, in this process or
+    /// (on PostgreSQL) another: what event readers wait on between polls.
     pub fn events_appended(&self) -> &tokio::sync::Notify {
-        &self.events_appended
+        &self.signals.events_appended
+    }
+
+    /// Every signal from now on, from this process and the others on the store.
+    pub fn signals(&self) -> tokio::sync::broadcast::Receiver<Signal> {
+        self.signals.subscribe()
+    }
+
+    /// Names this process among those sharing the store (random per start).
+    pub fn process_id(&self) -> &str {
+        &self.signals.origin
+    }
+
+    /// Tells this process and every other on the store. A signal that cannot
+    /// be sent is logged: receivers poll, so it is late, not lost.
+    pub async fn announce(&self, signal: Signal) {
+        if self.dialect == StoreDialect::Postgres
+            && let Some(payload) = self.signals.payload(&signal)
+        {
+            let sent = sqlx::query(signals::NOTIFY_SQL)
+                .bind(signals::channel())
+                .bind(payload)
+                .execute(&self.pool)
+                .await;
+            if let Err(e) = sent {
+                tracing::warn!(error = %e, "Cannot signal the other processes on the store.");
+            }
+        }
+        self.signals.deliver(signal);
+    }
+
+    /// After a commit that appended events to `dealership`'s log.
+    pub(crate) async fn announce_events(&self, dealership: &str) {
+        self.announce(Signal::Events {
+            dealership: dealership.to_owned(),
+        })
+        .await;
     }
 
     pub fn pool(&self) -> &AnyPool {

@@ -71,7 +71,7 @@ pub async fn record_statuses(
     let sequences = events::append_in(tx, dealership, &changes, at).await?;
     write.tx.commit().await?;
     if !sequences.is_empty() {
-        store.events_appended().notify_waiters();
+        store.announce_events(dealership).await;
     }
     Ok(sequences)
 }

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::endpoint::Endpoint;
 use crate::model::event::Event;
+use crate::store::leases::Lease;
 use crate::store::webhooks::{self as cursors, Cursor};
 use crate::store::{Store, StoreError, events};
 use crate::telemetry::metrics::Metrics;
@@ -26,6 +27,8 @@ pub(super) struct Pair {
     pub dealership: String,
     pub store: Store,
     pub metrics: Arc<Metrics>,
+    /// Held by the one process on the store that delivers this pair's events.
+    pub lease: Lease,
 }
 
 /// What became of the event after the cursor.
@@ -42,7 +45,23 @@ impl Pair {
         let Some(mut cursor) = self.open(&cancel).await else {
             return;
         };
+        let mut delivering = self.lease.is_held();
         loop {
+            if !self.lease.is_held() {
+                delivering = false;
+                if !self.sleep(IDLE_POLL, &cancel).await {
+                    return;
+                }
+                continue;
+            }
+            if !delivering {
+                // Taking over: go on from where the last holder recorded.
+                let Some(stored) = self.open(&cancel).await else {
+                    return;
+                };
+                cursor = stored;
+                delivering = true;
+            }
             if let Some(due) = cursor.next_attempt_at
                 && !self.sleep(until(due), &cancel).await
             {
@@ -72,7 +91,7 @@ impl Pair {
             }
             let mut skipped = false;
             for stored in batch {
-                if cancel.is_cancelled() {
+                if cancel.is_cancelled() || !self.lease.is_held() {
                     break;
                 }
                 let event = stored.event;

@@ -25,6 +25,7 @@ pub use endpoint::{Endpoint, Failure};
 pub use signature::sign;
 
 use crate::config::{Config, ConfigError, EventsConfig};
+use crate::store::leases::Leases;
 use crate::store::{Store, StoreError, webhooks as cursors};
 use crate::telemetry::metrics::{EndpointName, Metrics};
 
@@ -76,11 +77,14 @@ impl Webhooks {
     /// pair's cursor is opened before this returns, so before the bridge
     /// serves: an endpoint new at this start begins at the head as it is
     /// now, never after events the first calls append while its deliverer
-    /// gets a connection.
+    /// gets a connection. Of the processes on one store, the holder of a
+    /// pair's `webhook/<endpoint>/<dealership>` lease delivers its events,
+    /// and the holder of `event_purge` purges.
     pub async fn spawn(
         self,
         store: Store,
         metrics: Arc<Metrics>,
+        leases: &Leases,
         cancel: CancellationToken,
     ) -> JoinHandle<()> {
         let status = self.status();
@@ -92,6 +96,9 @@ impl Webhooks {
                     dealership: dealership.clone(),
                     store: store.clone(),
                     metrics: metrics.clone(),
+                    lease: leases
+                        .take(&format!("webhook/{}/{dealership}", endpoint.id))
+                        .await,
                 };
                 pair.prepare().await;
                 tasks.spawn(pair.run(cancel.child_token()));
@@ -102,6 +109,7 @@ impl Webhooks {
             dealerships: self.dealerships,
             endpoints: status.endpoints.clone(),
             store: store.clone(),
+            lease: leases.take("event_purge").await,
         };
         tasks.spawn(purger.run(cancel.child_token()));
         if !status.endpoints.is_empty() {

@@ -7,6 +7,7 @@ use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::EventsConfig;
+use crate::store::leases::Lease;
 use crate::store::{Store, StoreError, events, inbound, webhooks as cursors};
 
 pub(super) struct Purger {
@@ -15,6 +16,8 @@ pub(super) struct Purger {
     /// Each endpoint's id and the dealerships it covers.
     pub endpoints: super::Covering,
     pub store: Store,
+    /// Held by the one process on the store that purges.
+    pub lease: Lease,
 }
 
 impl Purger {
@@ -26,6 +29,9 @@ impl Purger {
             tokio::select! {
                 () = cancel.cancelled() => return,
                 _ = tick.tick() => {}
+            }
+            if !self.lease.is_held() {
+                continue;
             }
             for dealership in &self.dealerships {
                 match self.purge(dealership).await {
@@ -110,6 +116,7 @@ mod tests {
             dealerships: vec!["acme".into(), "other".into()],
             endpoints: std::sync::Arc::from(vec![("hook".to_owned(), vec!["acme".to_owned()])]),
             store: store.clone(),
+            lease: Lease::always(),
         };
         assert_eq!(purger.purge("acme").await.unwrap(), 2);
         assert_eq!(purger.purge("other").await.unwrap(), 5);
