@@ -31,6 +31,10 @@ pub fn selected() -> bool {
 
 struct Cluster {
     port: u16,
+    bin: PathBuf,
+    data: PathBuf,
+    log: PathBuf,
+    options: String,
 }
 
 /// A new, empty database on this binary's cluster, as a store URL.
@@ -79,7 +83,35 @@ fn start_cluster() -> Cluster {
         .arg(&data)
         .arg("-l")
         .arg(dir.join("server.log")));
-    Cluster { port }
+    Cluster {
+        port,
+        bin,
+        log: dir.join("server.log"),
+        data,
+        options,
+    }
+}
+
+/// Restarts this binary's cluster (a fast shutdown: every connection is cut,
+/// as in a failover), and returns once it accepts connections again.
+pub fn restart_cluster() {
+    let cluster = cluster();
+    run(as_server_user(Command::new(cluster.bin.join("pg_ctl")))
+        .args([
+            "restart",
+            "-m",
+            "fast",
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            &cluster.options,
+            "-D",
+        ])
+        .arg(&cluster.data)
+        // The server's output goes to its log: a pipe would keep `run` waiting.
+        .arg("-l")
+        .arg(&cluster.log));
 }
 
 /// The directory holding `initdb` and `pg_ctl`: on PATH, else the newest
