@@ -78,6 +78,7 @@ mod with_mocks {
         latency: Duration,
         no_cache: bool,
         require_sign_in: bool,
+        store_url: Option<String>,
     ) -> anyhow::Result<()> {
         let cancel = CancellationToken::new();
         let mocks = start_mocks(latency, &cancel)
@@ -101,7 +102,7 @@ mod with_mocks {
         // The demo's store (audit records, leads) lives in a temporary file, removed at exit:
         // on disk so a long demo or a load test does not grow the process's memory.
         let store = std::env::temp_dir().join(format!("dms-bridge-demo-{}.db", std::process::id()));
-        cfg.store.url = format!("sqlite://{}", store.display());
+        cfg.store.url = store_url.unwrap_or_else(|| format!("sqlite://{}", store.display()));
         let mut banner = banner(&mocks, listen, stdio);
         banner.push_str(&sign_in_banner(
             sign_in.as_ref(),
@@ -240,6 +241,7 @@ mod without_mocks {
         _latency: Duration,
         _no_cache: bool,
         _require_sign_in: bool,
+        _store_url: Option<String>,
     ) -> anyhow::Result<()> {
         anyhow::bail!(
             "this dms-bridge was built without the demo (cargo feature `demo`, on by \

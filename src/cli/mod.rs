@@ -56,6 +56,9 @@ pub enum Command {
         /// (Claude Code, claude.ai, ChatGPT) start the OAuth sign-in.
         #[arg(long)]
         require_sign_in: bool,
+        /// Another store than the temporary SQLite file (for benchmarks of PostgreSQL).
+        #[arg(long, hide = true)]
+        store_url: Option<String>,
     },
     /// Run the bridge from a TOML config file.
     Serve {
@@ -102,9 +105,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             upstream_latency_ms,
             no_cache,
             require_sign_in,
+            store_url,
         } => {
             let latency = Duration::from_millis(upstream_latency_ms);
-            Box::pin(demo::run(listen, stdio, latency, no_cache, require_sign_in)).await
+            let demo = demo::run(listen, stdio, latency, no_cache, require_sign_in, store_url);
+            Box::pin(demo).await
         }
         Command::Serve { config, stdio } => {
             let cfg = config::load_file(&config).map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The chaos test as a benchmark (BENCHMARKS.md "Replicas"): tests/chaos.rs run
+# with 1, 2 and 3 replicas under the same client load, keeping the summary
+# line each run prints (what the vendor saw per second, leads, refusals).
+# Loopback only; each run is bounded (DMS_BRIDGE_CHAOS_SECONDS, default 16).
+#
+#   bench/chaos.sh [SECONDS]
+#
+# Needs what the test needs: PostgreSQL's server binaries and redis-server.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+export DMS_BRIDGE_CHAOS_SECONDS="${1:-16}"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, $(uname -r), release profile, ${DMS_BRIDGE_CHAOS_SECONDS}s per run"
+cargo test --release --quiet --test chaos --no-run
+for replicas in 1 2 3; do
+  DMS_BRIDGE_CHAOS_REPLICAS=$replicas cargo test --release --quiet --test chaos -- --nocapture 2>&1 |
+    grep '^chaos summary:' || { echo "the run with $replicas replicas failed" >&2; exit 1; }
+done
