@@ -7,6 +7,7 @@ pub mod inventory;
 pub mod leads;
 pub mod process;
 pub mod raw;
+pub mod redis_server;
 
 use std::net::SocketAddr;
 
