@@ -9,6 +9,7 @@ pub mod cache;
 pub mod limits;
 mod pipeline;
 mod schemas;
+pub mod shared_quota;
 pub mod tasks;
 mod write;
 
