@@ -204,3 +204,47 @@ async fn without_redis_each_replica_keeps_its_share_then_shares_again() {
     );
     assert!(matches!(b.check("erin").await, Admission::Refused { .. }) || admitted < 10);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_redis_costs_one_timeout_then_the_local_share_decides() {
+    let redis = RedisServer::start();
+    let (a, store, metrics) = replica(&redis, 10, 10);
+    assert_eq!(a.check("frank").await, Admission::Allowed);
+
+    redis.pause();
+    let started = Instant::now();
+    let first = a.check("frank").await;
+    let waited = started.elapsed();
+    // The configured 200 ms, not the operating system's TCP timeouts.
+    assert!(
+        waited < Duration::from_secs(1),
+        "a check waited {waited:?} on a hung Redis"
+    );
+    assert_eq!(first, Admission::Allowed);
+    assert!(matches!(
+        store.status(),
+        SharedQuotaStatus::LocalShare { .. }
+    ));
+    // The next checks do not wait on Redis again, and stay within the share (burst 5).
+    let started = Instant::now();
+    let mut admitted = 1;
+    for _ in 0..20 {
+        if a.check("frank").await == Admission::Allowed {
+            admitted += 1;
+        }
+    }
+    assert!(started.elapsed() < Duration::from_millis(150));
+    assert!(admitted <= 5 + 1, "{admitted} admitted on the local share");
+    assert!(metrics.quota_fallbacks.get() >= 21);
+
+    redis.resume();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while store.status() != SharedQuotaStatus::Shared {
+        assert!(
+            Instant::now() < deadline,
+            "still on the local share after Redis answered again"
+        );
+        let _ = a.check("probe").await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -44,6 +44,22 @@ impl RedisServer {
         }
     }
 
+    /// Stops it answering (SIGSTOP, as a hung server): connections stay open.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused server answer again.
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let pid = self.child.as_ref().unwrap().id().to_string();
+        let status = Command::new("kill").args([signal, &pid]).status().unwrap();
+        assert!(status.success(), "kill {signal} {pid} failed");
+    }
+
     /// Starts it again on the same port, empty (nothing is saved).
     pub fn restart(&mut self) {
         self.kill();
