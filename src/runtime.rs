@@ -111,11 +111,14 @@ impl Runtime {
             );
         }
         let webhooks = self.webhooks.status();
-        let webhooks_task = self.webhooks.spawn(
-            store.clone(),
-            self.parts.metrics.clone(),
-            cancel.child_token(),
-        );
+        let webhooks_task = self
+            .webhooks
+            .spawn(
+                store.clone(),
+                self.parts.metrics.clone(),
+                cancel.child_token(),
+            )
+            .await;
         let p = self.parts;
         let services = Services::new(ServiceParts {
             dealerships: p.dealerships,
@@ -229,12 +232,6 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         },
         None => CursorCodec::random(),
     };
-    if !config.store.url.starts_with("sqlite:") {
-        errors.push(ConfigError::new(
-            "store.url",
-            "use sqlite://path/to/file.db or sqlite::memory:",
-        ));
-    }
     if !errors.is_empty() {
         return Err(ConfigErrors(errors));
     }

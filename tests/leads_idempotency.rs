@@ -205,7 +205,7 @@ async fn every_submission_keeps_its_full_consent_grant_as_sent() {
 
     let pool = bridge.gateway.store().pool();
     let stored: Vec<String> = sqlx::query_scalar(
-        "SELECT consent FROM lead_submissions WHERE lead_id = ? ORDER BY received_at",
+        "SELECT consent FROM lead_submissions WHERE lead_id = $1 ORDER BY received_at",
     )
     .bind(a["lead_id"].as_str().unwrap())
     .fetch_all(pool)

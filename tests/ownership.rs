@@ -7,8 +7,9 @@
 
 mod common;
 
-use chrono::{Datelike, Duration, Utc, Weekday};
-use common::{Client, call, connect, demo_with, err, ok};
+use chrono::Duration;
+use common::service::{booking, cancel, consent, open_starts};
+use common::{call, connect, demo_with, err, ok};
 use serde_json::{Value, json};
 
 /// A staff token for demo-cdk, as a dealership's own tools would hold.
@@ -19,59 +20,6 @@ secret = { value = "staff-token-cdk" }
 dealerships = ["demo-cdk"]
 scopes = ["amcp:leads:read", "amcp:leads:staff", "amcp:service:read", "amcp:service:write", "amcp:service:staff"]
 "#;
-
-fn consent(scope: &str) -> Value {
-    json!({
-        "granted_at": (Utc::now() - Duration::minutes(1)).to_rfc3339(),
-        "allowed_channels": ["email"],
-        "scope": [scope],
-        "consent_text": "I agree that Riverside Auto Group may email me about this request."
-    })
-}
-
-/// The next weekday, in the demo's calendar (America/Chicago).
-fn next_weekday() -> String {
-    let mut day = Utc::now()
-        .with_timezone(&chrono_tz::America::Chicago)
-        .date_naive();
-    loop {
-        day += Duration::days(1);
-        if !matches!(day.weekday(), Weekday::Sat | Weekday::Sun) {
-            return day.to_string();
-        }
-    }
-}
-
-/// Open starts at demo-cdk on the next weekday.
-async fn open_starts(client: &Client) -> Vec<String> {
-    let day = next_weekday();
-    let answer = ok(&call(
-        client,
-        "service.check_availability",
-        json!({ "dealership_id": "demo-cdk", "service_codes": ["01LOF"], "vin": "1HGCM82633A004352",
-                "from": day, "to": day }),
-    )
-    .await);
-    answer["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["start"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-fn booking(start: &str) -> Value {
-    json!({
-        "dealership_id": "demo-cdk", "service_codes": ["01LOF"], "vin": "1HGCM82633A004352",
-        "start": start,
-        "customer": { "first_name": "Dana", "last_name": "Whitfield", "email": "dana@example.com" },
-        "consent": consent("service_appointment")
-    })
-}
-
-fn cancel(id: &str) -> Value {
-    json!({ "dealership_id": "demo-cdk", "appointment_id": id })
-}
 
 /// The error's code and message: what a prober could tell apart.
 fn code_and_message(result: &rmcp::model::CallToolResult) -> (Value, Value) {

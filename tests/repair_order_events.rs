@@ -127,9 +127,16 @@ async fn the_watch_turns_status_changes_into_one_event_each() {
 
     // Further reads of unchanged orders add nothing.
     let reads = watch_reads(&bridge);
-    while watch_reads(&bridge) < reads + 2 {
+    for _ in 0..300 {
+        if watch_reads(&bridge) >= reads + 2 {
+            break;
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    assert!(
+        watch_reads(&bridge) >= reads + 2,
+        "two more watch reads within 30 s"
+    );
     assert_eq!(ro_events(&client).await.len(), 2);
 }
 

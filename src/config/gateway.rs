@@ -192,7 +192,8 @@ impl Default for BreakerConfig {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct StoreConfig {
-    /// `sqlite://path/to/file.db` (created if missing) or `sqlite::memory:`.
+    /// `sqlite://path/to/file.db` (created if missing), `sqlite::memory:`, or
+    /// `postgres://user@host:5432/database` (`postgresql://` too).
     pub url: String,
     /// Write one audit record per tool call.
     pub audit: bool,

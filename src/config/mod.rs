@@ -18,6 +18,7 @@ mod oauth;
 mod quotas;
 mod secret;
 mod soap;
+mod store;
 mod tasks;
 mod validate;
 
@@ -41,6 +42,7 @@ pub use oauth::{OAuthConfig, OAuthGrant};
 pub use quotas::QuotasConfig;
 pub use secret::{SecretSource, resolve_secret};
 pub use soap::SoapUpstreamConfig;
+pub use store::StoreDialect;
 pub use tasks::TasksConfig;
 
 use crate::model::Domain;

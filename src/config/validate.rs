@@ -52,6 +52,7 @@ impl Config {
         super::inbound::validate(self, &mut errors);
         super::events::validate(self, &mut errors);
         super::quotas::validate(self, &mut errors);
+        super::store::validate(self, &mut errors);
         errors
     }
 

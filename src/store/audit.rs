@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
+use sqlx::AssertSqlSafe;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -15,6 +16,8 @@ use crate::telemetry::metrics::Metrics;
 
 const CHANNEL: usize = 8192;
 const BATCH: usize = 256;
+/// Values per audit row.
+const COLUMNS: usize = 10;
 /// How long the writer waits for a batch to fill once its first record is in.
 /// Under load this turns hundreds of small commits a second (each a WAL
 /// append, each a new statement of its own length) into a few full ones; a
@@ -127,34 +130,37 @@ async fn flush(store: &Store, batch: &mut Vec<AuditRecord>, metrics: &Metrics) {
     batch.clear();
 }
 
-/// One multi-row INSERT (256 rows × 10 values stays far below SQLite's bound
-/// parameter limit). A single statement, not a `BEGIN … COMMIT` around one
+/// One multi-row INSERT (256 rows × 10 values stays far below SQLite's and
+/// PostgreSQL's bound parameter limits). A single statement, not a `BEGIN … COMMIT` around one
 /// statement per row: with the explicit transaction, a connection of the
 /// running bridge sometimes kept SQLite's write lock after the batch, and a
 /// second process (`dms-bridge leads retry`) then timed out on it.
 async fn insert(store: &Store, batch: &[AuditRecord]) -> Result<(), sqlx::Error> {
     let _turn = store.write_turn().await;
-    let mut query = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
-        "INSERT INTO audit_log (at, trace_id, principal, dealership, tool, adapter, outcome, latency_us, cache_hit, arg_shape) ",
+    // Only numbered placeholders are spliced in; every value is bound.
+    let sql = format!(
+        "INSERT INTO audit_log (at, trace_id, principal, dealership, tool, adapter, outcome, latency_us, cache_hit, arg_shape) VALUES {}",
+        super::value_rows(batch.len(), COLUMNS)
     );
-    query.push_values(batch, |mut row, r| {
-        row.push_bind(r.at.to_rfc3339_opts(SecondsFormat::Micros, true))
-            .push_bind(r.trace_id.clone())
-            .push_bind(r.principal.clone())
-            .push_bind(r.dealership.clone())
-            .push_bind(r.tool.clone())
-            .push_bind(r.adapter.clone())
-            .push_bind(r.outcome.clone())
-            .push_bind(r.latency_us as i64)
-            .push_bind(i64::from(r.cache_hit))
-            .push_bind(serde_json::to_string(&r.arg_shape).unwrap_or_default());
-    });
+    let mut query = sqlx::query(AssertSqlSafe(sql));
+    for r in batch {
+        query = query
+            .bind(r.at.to_rfc3339_opts(SecondsFormat::Micros, true))
+            .bind(r.trace_id.as_str())
+            .bind(r.principal.as_str())
+            .bind(r.dealership.as_deref())
+            .bind(r.tool.as_str())
+            .bind(r.adapter.as_deref())
+            .bind(r.outcome.as_str())
+            .bind(r.latency_us as i64)
+            .bind(i64::from(r.cache_hit))
+            .bind(serde_json::to_string(&r.arg_shape).unwrap_or_default());
+    }
     // Only the full-batch statement is kept prepared. Every other length is a
     // statement of its own; caching them all (sqlx keeps 100 per connection)
     // held tens of megabytes of SQLite programs after a burst.
     let keep_prepared = batch.len() == BATCH;
     query
-        .build()
         .persistent(keep_prepared)
         .execute(store.pool())
         .await?;

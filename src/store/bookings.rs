@@ -25,12 +25,12 @@ fn ts(t: DateTime<Utc>) -> String {
 
 /// Records an accepted booking and its `appointment.booked` event, atomically.
 pub async fn record(store: &Store, b: &NewBooking<'_>) -> Result<(), StoreError> {
-    let _turn = store.write_turn().await;
-    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut write = store.write().await?;
+    let tx = &mut write.tx;
     sqlx::query(
         "INSERT INTO service_bookings (booking_id, dealership, principal, created_at,
              status, appointment_id, consent)
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(b.booking_id)
     .bind(b.dealership)
@@ -39,7 +39,7 @@ pub async fn record(store: &Store, b: &NewBooking<'_>) -> Result<(), StoreError>
     .bind(b.status)
     .bind(b.appointment_id)
     .bind(b.consent)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
     let id = b.appointment_id.unwrap_or(b.booking_id);
     let event = NewEvent::appointment(
@@ -49,8 +49,8 @@ pub async fn record(store: &Store, b: &NewBooking<'_>) -> Result<(), StoreError>
         b.status,
         b.now,
     );
-    events::append_in(&mut tx, b.dealership, &[event], b.now).await?;
-    tx.commit().await?;
+    events::append_in(tx, b.dealership, &[event], b.now).await?;
+    write.tx.commit().await?;
     store.events_appended().notify_waiters();
     Ok(())
 }
@@ -66,7 +66,7 @@ pub async fn booked_by(
 ) -> Result<bool, StoreError> {
     let row = sqlx::query(
         "SELECT 1 FROM service_bookings
-         WHERE dealership = ?1 AND appointment_id = ?2 AND (?3 IS NULL OR principal = ?3)
+         WHERE dealership = $1 AND appointment_id = $2 AND ($3 IS NULL OR principal = $3)
          LIMIT 1",
     )
     .bind(dealership)
@@ -85,17 +85,17 @@ pub async fn mark_cancelled(
     appointment_id: &str,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let _turn = store.write_turn().await;
-    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut write = store.write().await?;
+    let tx = &mut write.tx;
     let owners: Vec<String> = sqlx::query_scalar(
-        "UPDATE service_bookings SET cancelled_at = ?
-         WHERE dealership = ? AND appointment_id = ? AND cancelled_at IS NULL
+        "UPDATE service_bookings SET cancelled_at = $1
+         WHERE dealership = $2 AND appointment_id = $3 AND cancelled_at IS NULL
          RETURNING principal",
     )
     .bind(ts(now))
     .bind(dealership)
     .bind(appointment_id)
-    .fetch_all(&mut *tx)
+    .fetch_all(&mut **tx)
     .await?;
     if let Some(owner) = owners.first() {
         let event = NewEvent::appointment(
@@ -105,9 +105,9 @@ pub async fn mark_cancelled(
             "cancelled",
             now,
         );
-        events::append_in(&mut tx, dealership, &[event], now).await?;
+        events::append_in(tx, dealership, &[event], now).await?;
     }
-    tx.commit().await?;
+    write.tx.commit().await?;
     store.events_appended().notify_waiters();
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! recording how each attempt went. The outbox decides; this only writes.
 
 use chrono::{DateTime, Utc};
-use sqlx::{Row, Sqlite, Transaction};
+use sqlx::{Any, Row, Transaction};
 
 use super::leads::ts;
 use super::{Store, StoreError, events};
@@ -28,17 +28,15 @@ pub async fn claim_due(
     let _turn = store.write_turn().await;
     let rows = sqlx::query(
         "UPDATE lead_deliveries
-         SET lease_until = ?, attempts = attempts + 1, last_attempt_at = ?
+         SET lease_until = $1, attempts = attempts + 1, last_attempt_at = $2
          WHERE lead_id IN (
              SELECT lead_id FROM lead_deliveries
-             WHERE state = 'pending' AND next_attempt_at <= ?
-               AND (lease_until IS NULL OR lease_until <= ?)
-             ORDER BY next_attempt_at LIMIT ?)
+             WHERE state = 'pending' AND next_attempt_at <= $2
+               AND (lease_until IS NULL OR lease_until <= $2)
+             ORDER BY next_attempt_at LIMIT $3)
          RETURNING lead_id, upstream, attempts, document, traceparent",
     )
     .bind(ts(lease_until))
-    .bind(ts(now))
-    .bind(ts(now))
     .bind(ts(now))
     .bind(limit)
     .fetch_all(store.pool())
@@ -63,20 +61,19 @@ pub async fn delivered(
     at: DateTime<Utc>,
     receipt: Option<&str>,
 ) -> Result<(), StoreError> {
-    let _turn = store.write_turn().await;
-    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut write = store.write().await?;
     sqlx::query(
-        "UPDATE lead_deliveries SET state = 'delivered', delivered_at = ?, receipt = ?,
+        "UPDATE lead_deliveries SET state = 'delivered', delivered_at = $1, receipt = $2,
              lease_until = NULL, last_error = NULL
-         WHERE lead_id = ?",
+         WHERE lead_id = $3",
     )
     .bind(ts(at))
     .bind(receipt)
     .bind(lead_id)
-    .execute(&mut *tx)
+    .execute(&mut *write.tx)
     .await?;
-    record_event(&mut tx, lead_id, at).await?;
-    tx.commit().await?;
+    record_event(&mut write.tx, lead_id, at).await?;
+    write.tx.commit().await?;
     store.events_appended().notify_waiters();
     Ok(())
 }
@@ -89,20 +86,19 @@ pub async fn attempt_failed(
     next: DateTime<Utc>,
     error_class: &str,
 ) -> Result<(), StoreError> {
-    let _turn = store.write_turn().await;
-    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut write = store.write().await?;
     sqlx::query(
-        "UPDATE lead_deliveries SET state = ?, next_attempt_at = ?, last_error = ?, lease_until = NULL
-         WHERE lead_id = ?",
+        "UPDATE lead_deliveries SET state = $1, next_attempt_at = $2, last_error = $3, lease_until = NULL
+         WHERE lead_id = $4",
     )
     .bind(state)
     .bind(ts(next))
     .bind(error_class)
     .bind(lead_id)
-    .execute(&mut *tx)
+    .execute(&mut *write.tx)
     .await?;
-    record_event(&mut tx, lead_id, Utc::now()).await?;
-    tx.commit().await?;
+    record_event(&mut write.tx, lead_id, Utc::now()).await?;
+    write.tx.commit().await?;
     store.events_appended().notify_waiters();
     Ok(())
 }
@@ -110,7 +106,7 @@ pub async fn attempt_failed(
 /// Appends the `lead.delivery_updated` event for where `lead_id`'s delivery
 /// now stands, owned by the lead's first submitter.
 pub(super) async fn record_event(
-    tx: &mut Transaction<'static, Sqlite>,
+    tx: &mut Transaction<'static, Any>,
     lead_id: &str,
     at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
@@ -119,7 +115,7 @@ pub(super) async fn record_event(
              (SELECT s.principal FROM lead_submissions s WHERE s.lead_id = l.lead_id
                  ORDER BY s.received_at LIMIT 1) AS owner
          FROM leads l JOIN lead_deliveries d ON d.lead_id = l.lead_id
-         WHERE l.lead_id = ?",
+         WHERE l.lead_id = $1",
     )
     .bind(lead_id)
     .fetch_optional(&mut **tx)

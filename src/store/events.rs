@@ -1,12 +1,14 @@
-//! SQL for the event log (`migrations/0008`). Events are appended inside the
+//! SQL for the event log (`migrations/*/0008`). Events are appended inside the
 //! transaction that records the change they describe (a lead, a booking, a
 //! sync's mirror update), so a change and its event commit together or not
 //! at all. Sequences come from `event_heads` in that same transaction: one
-//! writer per dealership at a time, so sequence order is commit order.
+//! writer per dealership at a time (SQLite's one writer; on PostgreSQL the
+//! `event_heads` upsert locks the dealership's row until commit), so sequence
+//! order is commit order and a rolled-back transaction leaves no gap.
 
 use chrono::{DateTime, Utc};
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Row, Sqlite, Transaction};
+use sqlx::any::AnyRow;
+use sqlx::{Any, Row, Transaction};
 
 use super::leads::ts;
 use super::{Store, StoreError};
@@ -32,17 +34,16 @@ pub async fn append(
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    let _turn = store.write_turn().await;
-    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
-    let sequences = append_in(&mut tx, dealership, events, observed_at).await?;
-    tx.commit().await?;
+    let mut write = store.write().await?;
+    let sequences = append_in(&mut write.tx, dealership, events, observed_at).await?;
+    write.tx.commit().await?;
     store.events_appended().notify_waiters();
     Ok(sequences)
 }
 
 /// Appends `events` inside `tx`; their sequences follow the dealership's last.
 pub(super) async fn append_in(
-    tx: &mut Transaction<'static, Sqlite>,
+    tx: &mut Transaction<'static, Any>,
     dealership: &str,
     events: &[NewEvent],
     observed_at: DateTime<Utc>,
@@ -52,8 +53,8 @@ pub(super) async fn append_in(
     }
     let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
     let last: i64 = sqlx::query_scalar(
-        "INSERT INTO event_heads (dealership, last_sequence) VALUES (?1, ?2)
-         ON CONFLICT (dealership) DO UPDATE SET last_sequence = event_heads.last_sequence + ?2
+        "INSERT INTO event_heads (dealership, last_sequence) VALUES ($1, $2)
+         ON CONFLICT (dealership) DO UPDATE SET last_sequence = event_heads.last_sequence + $2
          RETURNING last_sequence",
     )
     .bind(dealership)
@@ -68,7 +69,7 @@ pub(super) async fn append_in(
         sqlx::query(
             "INSERT INTO events (dealership, sequence, schema_version, event_type, resource_kind,
                  resource_id, owner, occurred_at, observed_at, data)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         )
         .bind(dealership)
         .bind(sequence)
@@ -97,8 +98,8 @@ pub async fn after(
     let rows = sqlx::query(
         "SELECT dealership, sequence, schema_version, event_type, resource_id, owner,
              occurred_at, observed_at, data
-         FROM events WHERE dealership = ? AND sequence > ?
-         ORDER BY sequence LIMIT ?",
+         FROM events WHERE dealership = $1 AND sequence > $2
+         ORDER BY sequence LIMIT $3",
     )
     .bind(dealership)
     .bind(i64::try_from(after).unwrap_or(i64::MAX))
@@ -111,7 +112,7 @@ pub async fn after(
 /// The last sequence given out for `dealership` (0 before its first event).
 pub async fn head(store: &Store, dealership: &str) -> Result<u64, StoreError> {
     let last: Option<i64> =
-        sqlx::query_scalar("SELECT last_sequence FROM event_heads WHERE dealership = ?")
+        sqlx::query_scalar("SELECT last_sequence FROM event_heads WHERE dealership = $1")
             .bind(dealership)
             .fetch_optional(store.pool())
             .await?;
@@ -128,7 +129,7 @@ pub async fn purge(
 ) -> Result<u64, StoreError> {
     let _turn = store.write_turn().await;
     let done = sqlx::query(
-        "DELETE FROM events WHERE dealership = ? AND observed_at < ? AND sequence <= ?",
+        "DELETE FROM events WHERE dealership = $1 AND observed_at < $2 AND sequence <= $3",
     )
     .bind(dealership)
     .bind(ts(cutoff))
@@ -140,7 +141,7 @@ pub async fn purge(
 
 /// A row as an event; rows of an unknown schema version or type are skipped
 /// with a log line rather than failing every read after them.
-fn read_row(row: &SqliteRow) -> Option<Result<StoredEvent, StoreError>> {
+fn read_row(row: &AnyRow) -> Option<Result<StoredEvent, StoreError>> {
     let parsed = (|| -> Result<Option<StoredEvent>, StoreError> {
         let version: i64 = row.try_get("schema_version")?;
         let type_text: String = row.try_get("event_type")?;

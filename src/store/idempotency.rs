@@ -1,11 +1,11 @@
-//! SQL for the write step's idempotency table (`migrations/0005`): taking the
+//! SQL for the write step's idempotency table (`migrations/*/0005`): taking the
 //! turn of a key, finishing it with the answer, or giving it back. Every
 //! process on the store sees the same rows, so a key is run once across
 //! replicas, not only within one process.
 
+use sqlx::any::AnyArguments;
 use sqlx::query::Query;
-use sqlx::sqlite::SqliteArguments;
-use sqlx::{Row, Sqlite};
+use sqlx::{Any, Row};
 
 use super::{Store, StoreError};
 
@@ -31,8 +31,8 @@ pub enum Turn {
     Busy,
 }
 
-/// A statement on one key's row: `?1`–`?4` are the key, later parameters follow.
-fn on_key<'q>(sql: &'static str, key: KeyRef<'q>) -> Query<'q, Sqlite, SqliteArguments> {
+/// A statement on one key's row: `$1`–`$4` are the key, later parameters follow.
+fn on_key<'q>(sql: &'static str, key: KeyRef<'q>) -> Query<'q, Any, AnyArguments> {
     sqlx::query(sql)
         .bind(key.dealership)
         .bind(key.principal)
@@ -40,10 +40,10 @@ fn on_key<'q>(sql: &'static str, key: KeyRef<'q>) -> Query<'q, Sqlite, SqliteArg
         .bind(key.key)
 }
 
-/// The row's key, as SQL over `?1`–`?4`.
+/// The row's key, as SQL over `$1`–`$4`.
 macro_rules! the_key {
     () => {
-        "dealership = ?1 AND principal = ?2 AND tool = ?3 AND key = ?4"
+        "dealership = $1 AND principal = $2 AND tool = $3 AND key = $4"
     };
 }
 
@@ -62,13 +62,13 @@ pub async fn take_turn(
     // Expired answers go, this key's among them: the key is free for a new
     // request, and keys nobody reuses do not pile up (the expiry index makes
     // this a short range scan).
-    sqlx::query("DELETE FROM idempotency WHERE state = 'done' AND expires_at <= ?1")
+    sqlx::query("DELETE FROM idempotency WHERE state = 'done' AND expires_at <= $1")
         .bind(now)
         .execute(pool)
         .await?;
     let inserted = on_key(
         "INSERT INTO idempotency (dealership, principal, tool, key, request_hash, state, lease_until, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7) ON CONFLICT DO NOTHING",
+         VALUES ($1, $2, $3, $4, $5, 'running', $6, $7) ON CONFLICT DO NOTHING",
         key,
     )
     .bind(request_hash)
@@ -107,9 +107,9 @@ pub async fn take_turn(
     // The holder's lease lapsed (it died mid-call): take the key over, once.
     let taken = on_key(
         concat!(
-            "UPDATE idempotency SET lease_until = ?5, expires_at = ?6 WHERE ",
+            "UPDATE idempotency SET lease_until = $5, expires_at = $6 WHERE ",
             the_key!(),
-            " AND state = 'running' AND lease_until <= ?7"
+            " AND state = 'running' AND lease_until <= $7"
         ),
         key,
     )
@@ -129,7 +129,7 @@ pub async fn take_turn(
 pub async fn finish(store: &Store, key: KeyRef<'_>, answer: &str) -> Result<(), StoreError> {
     on_key(
         concat!(
-            "UPDATE idempotency SET state = 'done', answer = ?5 WHERE ",
+            "UPDATE idempotency SET state = 'done', answer = $5 WHERE ",
             the_key!(),
             " AND state = 'running'"
         ),

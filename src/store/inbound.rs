@@ -1,4 +1,4 @@
-//! SQL for inbound vendor events (`migrations/0010`): the event ids received
+//! SQL for inbound vendor events (`migrations/*/0010`): the event ids received
 //! per upstream, so a redelivery is recognised on any replica sharing the store.
 
 use chrono::{DateTime, Utc};
@@ -15,7 +15,7 @@ pub async fn record(
 ) -> Result<bool, StoreError> {
     let _turn = store.write_turn().await;
     let done = sqlx::query(
-        "INSERT INTO inbound_events (upstream, event_id, received_at) VALUES (?1, ?2, ?3)
+        "INSERT INTO inbound_events (upstream, event_id, received_at) VALUES ($1, $2, $3)
          ON CONFLICT DO NOTHING",
     )
     .bind(upstream)
@@ -29,7 +29,7 @@ pub async fn record(
 /// Forgets the ids received before `cutoff`. Returns how many went.
 pub async fn purge(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
     let _turn = store.write_turn().await;
-    let done = sqlx::query("DELETE FROM inbound_events WHERE received_at < ?1")
+    let done = sqlx::query("DELETE FROM inbound_events WHERE received_at < $1")
         .bind(super::leads::ts(cutoff))
         .execute(store.pool())
         .await?;

@@ -2,7 +2,8 @@
 //! consent audit, all or nothing) and the reads behind `leads.get`/`leads.list`.
 
 use chrono::{DateTime, Utc};
-use sqlx::{AssertSqlSafe, Row, SqlitePool};
+use sqlx::any::AnyRow;
+use sqlx::{Any, AnyPool, AssertSqlSafe, Row, Transaction};
 
 use super::{Store, StoreError, events};
 use crate::model::event::NewEvent;
@@ -42,22 +43,25 @@ pub fn ts(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
-/// Commits `lead` (or recognises a duplicate), atomically: `BEGIN IMMEDIATE`
-/// takes the write lock first, so two concurrent submissions with one
-/// fingerprint are decided one after the other. (Idempotency keys are the
-/// pipeline's write step's, before this runs.)
+/// Commits `lead` (or recognises a duplicate), atomically: the write
+/// transaction and the lock on the lead's fingerprint are taken before the
+/// duplicate check, so two concurrent submissions with one fingerprint are
+/// decided one after the other. (Idempotency keys are the pipeline's write
+/// step's, before this runs.)
 pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreError> {
-    let _turn = store.write_turn().await;
-    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut write = store.write().await?;
+    let tx = &mut write.tx;
+    let fingerprint = format!("leads/{}/{}", lead.dealership, lead.fingerprint);
+    store.lock(tx, &fingerprint).await?;
     let earlier: Option<String> = sqlx::query_scalar(
         "SELECT lead_id FROM leads
-         WHERE dealership = ? AND fingerprint = ? AND created_at >= ?
+         WHERE dealership = $1 AND fingerprint = $2 AND created_at >= $3
          ORDER BY created_at DESC LIMIT 1",
     )
     .bind(&lead.dealership)
     .bind(&lead.fingerprint)
     .bind(ts(lead.duplicate_since))
-    .fetch_optional(&mut *tx)
+    .fetch_optional(&mut **tx)
     .await?;
     let decision = match earlier {
         Some(of) => Decision::Duplicate { of },
@@ -68,14 +72,14 @@ pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreErro
         _ => (lead.lead_id.clone(), "received"),
     };
     if decision == Decision::Received {
-        insert_lead(&mut tx, lead).await?;
+        insert_lead(tx, lead).await?;
         let created = NewEvent::lead_created(&lead.lead_id, &lead.principal, lead.now);
-        events::append_in(&mut tx, &lead.dealership, &[created], lead.now).await?;
+        events::append_in(tx, &lead.dealership, &[created], lead.now).await?;
     }
     sqlx::query(
         "INSERT INTO lead_submissions (submission_id, lead_id, dealership, principal, received_at,
              status, consent)
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(&lead.submission_id)
     .bind(&lead_id)
@@ -84,20 +88,17 @@ pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreErro
     .bind(ts(lead.now))
     .bind(status)
     .bind(&lead.consent)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
-    tx.commit().await?;
+    write.tx.commit().await?;
     store.events_appended().notify_waiters();
     Ok(decision)
 }
 
-async fn insert_lead(
-    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
-    lead: &NewLead,
-) -> Result<(), StoreError> {
+async fn insert_lead(tx: &mut Transaction<'static, Any>, lead: &NewLead) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO leads (lead_id, dealership, created_at, fingerprint, source_agent, request, appointment)
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(&lead.lead_id)
     .bind(&lead.dealership)
@@ -110,7 +111,7 @@ async fn insert_lead(
     .await?;
     sqlx::query(
         "INSERT INTO lead_deliveries (lead_id, upstream, channel, document, traceparent, state, attempts, next_attempt_at)
-         VALUES (?, ?, ?, ?, ?, 'pending', 0, ?)",
+         VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6)",
     )
     .bind(&lead.lead_id)
     .bind(&lead.upstream)
@@ -160,23 +161,27 @@ const SELECT_LEAD: &str =
 
 /// Ownership: a lead belongs to every principal that submitted it (the first
 /// submission, and any duplicate merged into it). A `NULL` principal is staff.
-/// Takes the principal twice.
-const OWNED_BY: &str = " AND (? IS NULL OR EXISTS (SELECT 1 FROM lead_submissions o
-        WHERE o.lead_id = l.lead_id AND o.dealership = l.dealership AND o.principal = ?))";
+/// The principal is parameter `$n`.
+fn owned_by(n: usize) -> String {
+    format!(
+        " AND (${n} IS NULL OR EXISTS (SELECT 1 FROM lead_submissions o
+        WHERE o.lead_id = l.lead_id AND o.dealership = l.dealership AND o.principal = ${n}))"
+    )
+}
 
 /// The lead, if `principal` may see it (`None`: anyone may).
 pub async fn get(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     dealership: &str,
     lead_id: &str,
     principal: Option<&str>,
 ) -> Result<Option<StoredLead>, StoreError> {
     let row = sqlx::query(AssertSqlSafe(format!(
-        "{SELECT_LEAD} WHERE l.dealership = ? AND l.lead_id = ?{OWNED_BY}"
+        "{SELECT_LEAD} WHERE l.dealership = $1 AND l.lead_id = $2{}",
+        owned_by(3)
     )))
     .bind(dealership)
     .bind(lead_id)
-    .bind(principal)
     .bind(principal)
     .fetch_optional(pool)
     .await?;
@@ -196,23 +201,27 @@ pub struct ListQuery<'a> {
 }
 
 /// Newest first; one extra row tells the caller whether a next page exists.
-pub async fn list(pool: &SqlitePool, q: &ListQuery<'_>) -> Result<Vec<StoredLead>, StoreError> {
-    let mut sql = format!("{SELECT_LEAD} WHERE l.dealership = ?{OWNED_BY}");
+pub async fn list(pool: &AnyPool, q: &ListQuery<'_>) -> Result<Vec<StoredLead>, StoreError> {
+    let mut sql = format!("{SELECT_LEAD} WHERE l.dealership = $1{}", owned_by(2));
+    let mut next = 3;
     if !q.states.is_empty() {
-        let marks = vec!["?"; q.states.len()].join(", ");
+        let marks = super::placeholders(next, q.states.len());
         sql.push_str(&format!(" AND d.state IN ({marks})"));
+        next += q.states.len();
     }
-    if q.created_after.is_some() {
-        sql.push_str(" AND l.created_at >= ?");
+    for (bound, op) in [(&q.created_after, ">="), (&q.created_before, "<")] {
+        if bound.is_some() {
+            sql.push_str(&format!(" AND l.created_at {op} ${next}"));
+            next += 1;
+        }
     }
-    if q.created_before.is_some() {
-        sql.push_str(" AND l.created_at < ?");
-    }
-    sql.push_str(" ORDER BY l.created_at DESC, l.lead_id DESC LIMIT ? OFFSET ?");
-    // Only placeholders are spliced in; every value is bound.
+    sql.push_str(&format!(
+        " ORDER BY l.created_at DESC, l.lead_id DESC LIMIT ${next} OFFSET ${}",
+        next + 1
+    ));
+    // Only placeholders are spliced in; every value is bound, in their order.
     let mut query = sqlx::query(AssertSqlSafe(sql))
         .bind(q.dealership)
-        .bind(q.principal)
         .bind(q.principal);
     for s in &q.states {
         query = query.bind(s);
@@ -228,7 +237,7 @@ pub async fn list(pool: &SqlitePool, q: &ListQuery<'_>) -> Result<Vec<StoredLead
     rows.iter().map(stored_lead).collect()
 }
 
-fn stored_lead(r: &sqlx::sqlite::SqliteRow) -> Result<StoredLead, StoreError> {
+fn stored_lead(r: &AnyRow) -> Result<StoredLead, StoreError> {
     Ok(StoredLead {
         lead_id: r.try_get("lead_id")?,
         dealership: r.try_get("dealership")?,
@@ -261,27 +270,25 @@ pub async fn requeue_failed(
     dealership: Option<&str>,
     lead_id: Option<&str>,
 ) -> Result<u64, StoreError> {
-    let _turn = store.write_turn().await;
     let now = Utc::now();
-    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut write = store.write().await?;
+    let tx = &mut write.tx;
     let requeued: Vec<String> = sqlx::query_scalar(
-        "UPDATE lead_deliveries SET state = 'pending', attempts = 1, next_attempt_at = ?, lease_until = NULL
+        "UPDATE lead_deliveries SET state = 'pending', attempts = 1, next_attempt_at = $1, lease_until = NULL
          WHERE state = 'failed'
-           AND (? IS NULL OR lead_id IN (SELECT lead_id FROM leads WHERE dealership = ?))
-           AND (? IS NULL OR lead_id = ?)
+           AND ($2 IS NULL OR lead_id IN (SELECT lead_id FROM leads WHERE dealership = $2))
+           AND ($3 IS NULL OR lead_id = $3)
          RETURNING lead_id",
     )
     .bind(ts(now))
     .bind(dealership)
-    .bind(dealership)
     .bind(lead_id)
-    .bind(lead_id)
-    .fetch_all(&mut *tx)
+    .fetch_all(&mut **tx)
     .await?;
     for lead in &requeued {
-        super::deliveries::record_event(&mut tx, lead, now).await?;
+        super::deliveries::record_event(tx, lead, now).await?;
     }
-    tx.commit().await?;
+    write.tx.commit().await?;
     store.events_appended().notify_waiters();
     Ok(requeued.len() as u64)
 }

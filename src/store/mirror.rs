@@ -1,4 +1,4 @@
-//! SQL for the inventory mirror (`migrations/0008`): the units last seen per
+//! SQL for the inventory mirror (`migrations/*/0008`): the units last seen per
 //! dealership. A sync writes only what changed, with the events describing
 //! the change, in one transaction: after a crash the mirror and the event log
 //! agree, and the next sync reports exactly what is still different.
@@ -44,7 +44,7 @@ pub struct MirrorChanges<'a> {
 pub async fn load(store: &Store, dealership: &str) -> Result<StoredMirror, StoreError> {
     let rows = sqlx::query(
         "SELECT vehicle_id, schema_version, state, vin, stock, vehicle
-         FROM mirror_units WHERE dealership = ?",
+         FROM mirror_units WHERE dealership = $1",
     )
     .bind(dealership)
     .fetch_all(store.pool())
@@ -79,7 +79,7 @@ pub async fn load(store: &Store, dealership: &str) -> Result<StoredMirror, Store
         }
     }
     let last: Option<String> =
-        sqlx::query_scalar("SELECT last_success_at FROM mirror_syncs WHERE dealership = ?")
+        sqlx::query_scalar("SELECT last_success_at FROM mirror_syncs WHERE dealership = $1")
             .bind(dealership)
             .fetch_optional(store.pool())
             .await?;
@@ -98,16 +98,16 @@ pub async fn record_sync(
     new_events: &[NewEvent],
     synced_at: DateTime<Utc>,
 ) -> Result<Vec<u64>, StoreError> {
-    let _turn = store.write_turn().await;
-    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut write = store.write().await?;
+    let tx = &mut write.tx;
     let at = ts(synced_at);
     for vehicle in &changes.listed {
         let json = serde_json::to_string(vehicle).map_err(|e| StoreError::Encode(e.to_string()))?;
         sqlx::query(
             "INSERT INTO mirror_units (dealership, vehicle_id, schema_version, state, vin, stock, vehicle, changed_at)
-             VALUES (?1, ?2, ?3, 'listed', ?4, ?5, ?6, ?7)
-             ON CONFLICT (dealership, vehicle_id) DO UPDATE SET schema_version = ?3,
-                 state = 'listed', vin = ?4, stock = ?5, vehicle = ?6, changed_at = ?7",
+             VALUES ($1, $2, $3, 'listed', $4, $5, $6, $7)
+             ON CONFLICT (dealership, vehicle_id) DO UPDATE SET schema_version = $3,
+                 state = 'listed', vin = $4, stock = $5, vehicle = $6, changed_at = $7",
         )
         .bind(dealership)
         .bind(&vehicle.id)
@@ -116,16 +116,16 @@ pub async fn record_sync(
         .bind(&vehicle.stock)
         .bind(json)
         .bind(&at)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     }
     for unit in &changes.gone {
         sqlx::query(
             "INSERT INTO mirror_units (dealership, vehicle_id, schema_version, state, vin, stock, vehicle, changed_at)
-             VALUES (?1, ?2, ?3, 'gone', ?4, ?5, NULL, ?6)
-             ON CONFLICT (dealership, vehicle_id) DO UPDATE SET schema_version = ?3,
-                 state = 'gone', vin = COALESCE(?4, mirror_units.vin),
-                 stock = COALESCE(?5, mirror_units.stock), vehicle = NULL, changed_at = ?6",
+             VALUES ($1, $2, $3, 'gone', $4, $5, NULL, $6)
+             ON CONFLICT (dealership, vehicle_id) DO UPDATE SET schema_version = $3,
+                 state = 'gone', vin = COALESCE($4, mirror_units.vin),
+                 stock = COALESCE($5, mirror_units.stock), vehicle = NULL, changed_at = $6",
         )
         .bind(dealership)
         .bind(&unit.id)
@@ -133,19 +133,19 @@ pub async fn record_sync(
         .bind(&unit.vin)
         .bind(&unit.stock)
         .bind(&at)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     }
     sqlx::query(
-        "INSERT INTO mirror_syncs (dealership, last_success_at) VALUES (?1, ?2)
-         ON CONFLICT (dealership) DO UPDATE SET last_success_at = ?2",
+        "INSERT INTO mirror_syncs (dealership, last_success_at) VALUES ($1, $2)
+         ON CONFLICT (dealership) DO UPDATE SET last_success_at = $2",
     )
     .bind(dealership)
     .bind(&at)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
-    let sequences = events::append_in(&mut tx, dealership, new_events, synced_at).await?;
-    tx.commit().await?;
+    let sequences = events::append_in(tx, dealership, new_events, synced_at).await?;
+    write.tx.commit().await?;
     store.events_appended().notify_waiters();
     Ok(sequences)
 }

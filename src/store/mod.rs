@@ -1,6 +1,10 @@
-//! Durable state in SQLite (embedded, zero set-up) through sqlx. Schema
-//! migrations live in `migrations/` and run at start. The SQL is kept to what
-//! PostgreSQL also accepts, so a `postgres://` store can follow.
+//! Durable state through sqlx's `Any` driver: SQLite (embedded, zero set-up,
+//! one node) or PostgreSQL (a server several processes can share). One set
+//! of functions serves both: statements use numbered placeholders (`$1`),
+//! which PostgreSQL takes natively and sqlx-sqlite maps to the N-th argument,
+//! and values are the types `Any` carries (integers, text; times as
+//! fixed-width RFC 3339 text). Each dialect has its own migrations
+//! (`migrations/sqlite`, `migrations/postgres`, same versions), run at start.
 
 mod audit;
 pub mod bookings;
@@ -14,20 +18,22 @@ pub mod repair_orders;
 pub mod tasks;
 pub mod webhooks;
 
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::SqlitePool;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sha2::{Digest, Sha256};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{Any, AnyPool, Transaction};
 
+pub use crate::config::StoreDialect;
 pub use audit::{AuditRecord, AuditWriter, argument_shape};
 
-/// Why the store could not be opened or used.
+/// Why the store could not be opened or used. Messages name what failed,
+/// never the URL (it may carry a password).
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("store URL {0:?} is not a sqlite:// URL")]
-    Url(String),
+    #[error("the store URL is neither sqlite: nor postgres(ql)://")]
+    Url,
     #[error("cannot open the store: {0}")]
     Open(#[source] sqlx::Error),
     #[error("cannot migrate the store: {0}")]
@@ -38,57 +44,99 @@ pub enum StoreError {
     Query(#[from] sqlx::Error),
 }
 
+/// Connections one process keeps to PostgreSQL: the outbox, the audit writer,
+/// the webhook deliverers and concurrent tool calls each hold one briefly.
+const POSTGRES_CONNECTIONS: u32 = 8;
+
 /// A handle to the database. Cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: AnyPool,
+    dialect: StoreDialect,
     writes: Arc<tokio::sync::Mutex<()>>,
     events_appended: Arc<tokio::sync::Notify>,
 }
 
+/// A write transaction, holding this process's write turn where the dialect
+/// needs one (SQLite). Commit `tx`; the turn ends when this is dropped.
+pub(crate) struct Write<'s> {
+    pub tx: Transaction<'static, Any>,
+    _turn: WriteTurn<'s>,
+}
+
+/// This process's turn to write (SQLite), or nothing (PostgreSQL).
+pub struct WriteTurn<'s> {
+    _guard: Option<tokio::sync::MutexGuard<'s, ()>>,
+}
+
 impl Store {
-    /// Opens (creating if needed) and migrates the store at `url`.
+    /// Opens (creating a SQLite file if needed) and migrates the store at `url`.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
-        if !url.starts_with("sqlite:") {
-            return Err(StoreError::Url(url.to_owned()));
-        }
-        let memory = url.contains(":memory:");
-        let options = SqliteConnectOptions::from_str(url)
-            .map_err(StoreError::Open)?
-            .create_if_missing(true)
-            .journal_mode(if memory {
-                SqliteJournalMode::Memory
-            } else {
-                SqliteJournalMode::Wal
-            })
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(5));
-        // Every connection to ":memory:" is its own database: keep exactly one.
-        let pool = SqlitePoolOptions::new()
-            .max_connections(if memory { 1 } else { 4 })
-            .min_connections(if memory { 1 } else { 0 })
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .connect_with(options)
-            .await
-            .map_err(StoreError::Open)?;
-        sqlx::migrate!("./migrations")
-            .run(&pool)
-            .await
-            .map_err(StoreError::Migrate)?;
+        let dialect = StoreDialect::of_url(url).ok_or(StoreError::Url)?;
+        sqlx::any::install_default_drivers();
+        let pool = match dialect {
+            StoreDialect::Sqlite => open_sqlite(url).await?,
+            StoreDialect::Postgres => open_postgres(url).await?,
+        };
+        let migrator = match dialect {
+            StoreDialect::Sqlite => sqlx::migrate!("./migrations/sqlite"),
+            StoreDialect::Postgres => sqlx::migrate!("./migrations/postgres"),
+        };
+        migrator.run(&pool).await.map_err(StoreError::Migrate)?;
         Ok(Self {
             pool,
+            dialect,
             writes: Arc::default(),
             events_appended: Arc::default(),
         })
+    }
+
+    pub fn dialect(&self) -> StoreDialect {
+        self.dialect
     }
 
     /// This process's turn to write. SQLite has one writer at a time; waiting
     /// here wakes the next writer the moment the previous one commits, where
     /// SQLite's busy handler would sleep in fixed steps while the lock sits free
     /// (that sleeping capped lead intake at ~1,400/s with a long tail).
-    pub async fn write_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.writes.lock().await
+    /// PostgreSQL takes row locks instead, so writers there never wait here.
+    pub async fn write_turn(&self) -> WriteTurn<'_> {
+        let guard = match self.dialect {
+            StoreDialect::Sqlite => Some(self.writes.lock().await),
+            StoreDialect::Postgres => None,
+        };
+        WriteTurn { _guard: guard }
+    }
+
+    /// Begins a write transaction. SQLite's `BEGIN IMMEDIATE` takes the write
+    /// lock first, so every read in it sees what the write will change;
+    /// PostgreSQL's writers order themselves on the rows they lock (and on
+    /// [`Self::lock`] where a read decides what to write).
+    pub(crate) async fn write(&self) -> Result<Write<'_>, StoreError> {
+        let turn = self.write_turn().await;
+        let tx = match self.dialect {
+            StoreDialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            StoreDialect::Postgres => self.pool.begin().await?,
+        };
+        Ok(Write { tx, _turn: turn })
+    }
+
+    /// Serialises the transactions of `tx` that name the same `key` until
+    /// they end, across every process on the store: for a read that decides
+    /// a write (is this lead a duplicate, did this status change). SQLite's
+    /// write transactions are serial already.
+    pub(crate) async fn lock(
+        &self,
+        tx: &mut Transaction<'static, Any>,
+        key: &str,
+    ) -> Result<(), StoreError> {
+        if self.dialect == StoreDialect::Postgres {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(lock_id(key))
+                .execute(&mut **tx)
+                .await?;
+        }
+        Ok(())
     }
 
     /// Signalled after every commit that appended events (in this process):
@@ -97,7 +145,7 @@ impl Store {
         &self.events_appended
     }
 
-    pub fn pool(&self) -> &SqlitePool {
+    pub fn pool(&self) -> &AnyPool {
         &self.pool
     }
 
@@ -105,5 +153,95 @@ impl Store {
     pub async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
         Ok(())
+    }
+}
+
+/// SQLite in WAL mode with `synchronous = NORMAL` (durable at each
+/// checkpoint, never corrupt). The URL is all `Any` passes on, so the file's
+/// creation is asked for there (`mode=rwc`) and the journal settings are set
+/// on each new connection.
+async fn open_sqlite(url: &str) -> Result<AnyPool, StoreError> {
+    let memory = url.contains(":memory:");
+    let url = if memory || url.contains("mode=") {
+        url.to_owned()
+    } else {
+        let join = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{join}mode=rwc")
+    };
+    let options: AnyConnectOptions = url.parse().map_err(StoreError::Open)?;
+    let journal = if memory {
+        "PRAGMA journal_mode = MEMORY; PRAGMA synchronous = NORMAL"
+    } else {
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL"
+    };
+    // Every connection to ":memory:" is its own database: keep exactly one.
+    AnyPoolOptions::new()
+        .max_connections(if memory { 1 } else { 4 })
+        .min_connections(if memory { 1 } else { 0 })
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                sqlx::raw_sql(journal).execute(conn).await?;
+                Ok(())
+            })
+        })
+        .connect_with(options)
+        .await
+        .map_err(StoreError::Open)
+}
+
+/// A small pool: PostgreSQL serves every replica from one connection limit.
+async fn open_postgres(url: &str) -> Result<AnyPool, StoreError> {
+    let options: AnyConnectOptions = url.parse().map_err(StoreError::Open)?;
+    AnyPoolOptions::new()
+        .max_connections(POSTGRES_CONNECTIONS)
+        .idle_timeout(Duration::from_secs(300))
+        .connect_with(options)
+        .await
+        .map_err(StoreError::Open)
+}
+
+/// A 64-bit advisory lock id for `key`, the same in every process.
+fn lock_id(key: &str) -> i64 {
+    let digest = Sha256::digest(key.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(first)
+}
+
+/// `count` numbered placeholders from `$first`, comma-separated: for IN
+/// lists and multi-row VALUES, which both dialects take in this form.
+pub(crate) fn placeholders(first: usize, count: usize) -> String {
+    (first..first + count)
+        .map(|n| format!("${n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `rows` parenthesised groups of `columns` numbered placeholders, for a
+/// multi-row `VALUES`: `($1, $2), ($3, $4)`.
+pub(crate) fn value_rows(rows: usize, columns: usize) -> String {
+    (0..rows)
+        .map(|row| format!("({})", placeholders(row * columns + 1, columns)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_from_the_first() {
+        assert_eq!(placeholders(3, 3), "$3, $4, $5");
+        assert_eq!(placeholders(1, 0), "");
+        assert_eq!(value_rows(2, 2), "($1, $2), ($3, $4)");
+    }
+
+    #[test]
+    fn lock_ids_are_stable_and_distinct() {
+        assert_eq!(lock_id("a"), lock_id("a"));
+        assert_ne!(lock_id("a"), lock_id("b"));
     }
 }

@@ -1,11 +1,11 @@
-//! SQL for repair-order statuses (`migrations/0011`): the last status seen of
+//! SQL for repair-order statuses (`migrations/*/0011`): the last status seen of
 //! each repair order the bridge read, and the `repair_order.updated` event
 //! when a later read sees another one, written together.
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sqlx::Row;
+use sqlx::{AssertSqlSafe, Row};
 
 use super::leads::ts;
 use super::{Store, StoreError, events};
@@ -29,32 +29,36 @@ pub async fn record_statuses(
     if seen.is_empty() || unchanged(store, dealership, seen).await? {
         return Ok(Vec::new());
     }
-    let _turn = store.write_turn().await;
-    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut write = store.write().await?;
+    let tx = &mut write.tx;
+    // Two reads of one order at once must not both report its change.
+    store
+        .lock(tx, &format!("repair_order_statuses/{dealership}"))
+        .await?;
     let mut changes = Vec::new();
     for &(ro_number, status) in seen {
         let previous: Option<String> = sqlx::query_scalar(
-            "SELECT status FROM repair_order_statuses WHERE dealership = ?1 AND ro_number = ?2",
+            "SELECT status FROM repair_order_statuses WHERE dealership = $1 AND ro_number = $2",
         )
         .bind(dealership)
         .bind(ro_number)
-        .fetch_optional(&mut *tx)
+        .fetch_optional(&mut **tx)
         .await?;
         if previous.as_deref() == Some(status.as_str()) {
             continue;
         }
         sqlx::query(
             "INSERT INTO repair_order_statuses (dealership, ro_number, schema_version, status, changed_at)
-             VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (dealership, ro_number) DO UPDATE SET schema_version = ?3,
-                 status = ?4, changed_at = ?5",
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (dealership, ro_number) DO UPDATE SET schema_version = $3,
+                 status = $4, changed_at = $5",
         )
         .bind(dealership)
         .bind(ro_number)
         .bind(STATUS_SCHEMA_VERSION)
         .bind(status.as_str())
         .bind(ts(at))
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
         // A status stored by a later version and unknown here still counts as a change.
         if let Some(previous) = previous {
@@ -64,8 +68,8 @@ pub async fn record_statuses(
             ));
         }
     }
-    let sequences = events::append_in(&mut tx, dealership, &changes, at).await?;
-    tx.commit().await?;
+    let sequences = events::append_in(tx, dealership, &changes, at).await?;
+    write.tx.commit().await?;
     if !sequences.is_empty() {
         store.events_appended().notify_waiters();
     }
@@ -81,16 +85,17 @@ async fn unchanged(
     let mut stored = HashMap::with_capacity(seen.len());
     // Bounded IN lists: SQLite and PostgreSQL both cap bind parameters.
     for chunk in seen.chunks(500) {
-        let mut query = sqlx::QueryBuilder::new(
-            "SELECT ro_number, status FROM repair_order_statuses WHERE dealership = ",
+        // Only numbered placeholders are spliced in; every value is bound.
+        let sql = format!(
+            "SELECT ro_number, status FROM repair_order_statuses
+             WHERE dealership = $1 AND ro_number IN ({})",
+            super::placeholders(2, chunk.len())
         );
-        query.push_bind(dealership).push(" AND ro_number IN (");
-        let mut list = query.separated(", ");
+        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(dealership);
         for (ro_number, _) in chunk {
-            list.push_bind(*ro_number);
+            query = query.bind(*ro_number);
         }
-        list.push_unseparated(")");
-        for row in query.build().fetch_all(store.pool()).await? {
+        for row in query.fetch_all(store.pool()).await? {
             stored.insert(row.try_get::<String, _>(0)?, row.try_get::<String, _>(1)?);
         }
     }

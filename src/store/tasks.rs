@@ -1,4 +1,4 @@
-//! SQL for MCP tasks (`migrations/0007`): tool calls that outlived their
+//! SQL for MCP tasks (`migrations/*/0007`): tool calls that outlived their
 //! inline wait, kept so that their creator can poll for the result. Every
 //! statement that reads a task names its principal too: a task id alone
 //! reaches nothing. Terminal states are final: every change is guarded by
@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
+use sqlx::any::AnyRow;
 
 use super::{Store, StoreError};
 
@@ -81,14 +81,14 @@ pub struct TaskRecord {
 /// first, so that tasks nobody polls do not pile up.
 pub async fn create(store: &Store, task: &TaskRecord) -> Result<(), StoreError> {
     let _turn = store.write_turn().await;
-    sqlx::query("DELETE FROM tasks WHERE expires_at <= ?1")
+    sqlx::query("DELETE FROM tasks WHERE expires_at <= $1")
         .bind(task.created_at)
         .execute(store.pool())
         .await?;
     sqlx::query(
         "INSERT INTO tasks (task_id, schema_version, principal, dealership, tool, state,
              status_message, created_at, updated_at, lease_until, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(&task.task_id)
     .bind(TASK_SCHEMA_VERSION)
@@ -124,8 +124,8 @@ pub async fn find(
     {
         let _turn = store.write_turn().await;
         sqlx::query(
-            "UPDATE tasks SET state = 'failed', outcome = ?3, updated_at = ?4
-             WHERE task_id = ?1 AND principal = ?2 AND state = 'working' AND lease_until < ?4",
+            "UPDATE tasks SET state = 'failed', outcome = $3, updated_at = $4
+             WHERE task_id = $1 AND principal = $2 AND state = 'working' AND lease_until < $4",
         )
         .bind(task_id)
         .bind(principal)
@@ -146,7 +146,7 @@ async fn select(
     let row = sqlx::query(
         "SELECT task_id, principal, dealership, tool, state, status_message, outcome,
                 created_at, updated_at, lease_until, expires_at, schema_version
-         FROM tasks WHERE task_id = ?1 AND principal = ?2 AND expires_at > ?3",
+         FROM tasks WHERE task_id = $1 AND principal = $2 AND expires_at > $3",
     )
     .bind(task_id)
     .bind(principal)
@@ -156,7 +156,7 @@ async fn select(
     row.map(|r| record(&r)).transpose()
 }
 
-fn record(row: &SqliteRow) -> Result<TaskRecord, StoreError> {
+fn record(row: &AnyRow) -> Result<TaskRecord, StoreError> {
     let version: i64 = row.try_get("schema_version")?;
     if version != TASK_SCHEMA_VERSION {
         return Err(corrupt(format!("task schema version {version}")));
@@ -193,7 +193,7 @@ fn outcome_json(outcome: &TaskOutcome) -> Result<String, StoreError> {
 /// Extends a working task's lease: its call is still running here.
 pub async fn renew(store: &Store, task_id: &str, lease_until: i64) -> Result<(), StoreError> {
     let _turn = store.write_turn().await;
-    sqlx::query("UPDATE tasks SET lease_until = ?2 WHERE task_id = ?1 AND state = 'working'")
+    sqlx::query("UPDATE tasks SET lease_until = $2 WHERE task_id = $1 AND state = 'working'")
         .bind(task_id)
         .bind(lease_until)
         .execute(store.pool())
@@ -210,8 +210,8 @@ pub async fn set_message(
 ) -> Result<(), StoreError> {
     let _turn = store.write_turn().await;
     sqlx::query(
-        "UPDATE tasks SET status_message = ?2, updated_at = ?3
-         WHERE task_id = ?1 AND state = 'working'",
+        "UPDATE tasks SET status_message = $2, updated_at = $3
+         WHERE task_id = $1 AND state = 'working'",
     )
     .bind(task_id)
     .bind(message)
@@ -234,8 +234,8 @@ pub async fn finish(
     let json = outcome_json(outcome)?;
     let _turn = store.write_turn().await;
     let done = sqlx::query(
-        "UPDATE tasks SET state = ?2, status_message = ?3, outcome = ?4, updated_at = ?5
-         WHERE task_id = ?1 AND state = 'working'",
+        "UPDATE tasks SET state = $2, status_message = $3, outcome = $4, updated_at = $5
+         WHERE task_id = $1 AND state = 'working'",
     )
     .bind(task_id)
     .bind(state.as_str())
@@ -257,8 +257,8 @@ pub async fn cancel(
 ) -> Result<bool, StoreError> {
     let _turn = store.write_turn().await;
     let done = sqlx::query(
-        "UPDATE tasks SET state = 'cancelled', status_message = ?3, updated_at = ?4
-         WHERE task_id = ?1 AND principal = ?2 AND state = 'working' AND expires_at > ?4",
+        "UPDATE tasks SET state = 'cancelled', status_message = $3, updated_at = $4
+         WHERE task_id = $1 AND principal = $2 AND state = 'working' AND expires_at > $4",
     )
     .bind(task_id)
     .bind(principal)

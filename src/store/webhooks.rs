@@ -1,4 +1,4 @@
-//! SQL for webhook delivery (`migrations/0009`): each endpoint's cursor per
+//! SQL for webhook delivery (`migrations/*/0009`): each endpoint's cursor per
 //! dealership over the event log, and the events it dead-lettered. The
 //! deliverer decides; this only reads and writes.
 
@@ -52,11 +52,10 @@ pub async fn open_cursor(
         let _turn = store.write_turn().await;
         sqlx::query(
             "INSERT INTO webhook_cursors (endpoint, dealership, delivered_through, attempts, updated_at)
-             VALUES (?, ?, COALESCE((SELECT last_sequence FROM event_heads WHERE dealership = ?), 0), 0, ?)
+             VALUES ($1, $2, COALESCE((SELECT last_sequence FROM event_heads WHERE dealership = $2), 0), 0, $3)
              ON CONFLICT (endpoint, dealership) DO NOTHING",
         )
         .bind(endpoint)
-        .bind(dealership)
         .bind(dealership)
         .bind(ts(now))
         .execute(store.pool())
@@ -64,7 +63,7 @@ pub async fn open_cursor(
     }
     let row = sqlx::query(
         "SELECT delivered_through, attempts, next_attempt_at FROM webhook_cursors
-         WHERE endpoint = ? AND dealership = ?",
+         WHERE endpoint = $1 AND dealership = $2",
     )
     .bind(endpoint)
     .bind(dealership)
@@ -95,22 +94,21 @@ pub async fn advance(
 
 /// Moves the cursor to `sequence` with a fresh attempt count, never back.
 async fn move_past<'e>(
-    db: impl sqlx::Executor<'e, Database = sqlx::Sqlite>,
+    db: impl sqlx::Executor<'e, Database = sqlx::Any>,
     endpoint: &str,
     dealership: &str,
     sequence: u64,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "UPDATE webhook_cursors SET delivered_through = ?, attempts = 0, next_attempt_at = NULL,
-             last_error = NULL, updated_at = ?
-         WHERE endpoint = ? AND dealership = ? AND delivered_through < ?",
+        "UPDATE webhook_cursors SET delivered_through = $1, attempts = 0, next_attempt_at = NULL,
+             last_error = NULL, updated_at = $2
+         WHERE endpoint = $3 AND dealership = $4 AND delivered_through < $1",
     )
     .bind(as_i64(sequence))
     .bind(ts(now))
     .bind(endpoint)
     .bind(dealership)
-    .bind(as_i64(sequence))
     .execute(db)
     .await?;
     Ok(())
@@ -127,8 +125,8 @@ pub async fn attempt_failed(
 ) -> Result<(), StoreError> {
     let _turn = store.write_turn().await;
     sqlx::query(
-        "UPDATE webhook_cursors SET attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?
-         WHERE endpoint = ? AND dealership = ?",
+        "UPDATE webhook_cursors SET attempts = $1, next_attempt_at = $2, last_error = $3, updated_at = $4
+         WHERE endpoint = $5 AND dealership = $6",
     )
     .bind(i64::from(attempts))
     .bind(ts(next))
@@ -152,11 +150,10 @@ pub async fn dead_letter(
     error_class: &str,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let _turn = store.write_turn().await;
-    let mut tx = store.pool().begin_with("BEGIN IMMEDIATE").await?;
+    let mut write = store.write().await?;
     sqlx::query(
         "INSERT INTO webhook_dead_letters (endpoint, dealership, sequence, attempts, last_error, dead_at)
-         VALUES (?, ?, ?, ?, ?, ?)
+         VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (endpoint, dealership, sequence) DO NOTHING",
     )
     .bind(endpoint)
@@ -165,10 +162,10 @@ pub async fn dead_letter(
     .bind(i64::from(attempts))
     .bind(error_class)
     .bind(ts(now))
-    .execute(&mut *tx)
+    .execute(&mut *write.tx)
     .await?;
-    move_past(&mut *tx, endpoint, dealership, sequence, now).await?;
-    tx.commit().await?;
+    move_past(&mut *write.tx, endpoint, dealership, sequence, now).await?;
+    write.tx.commit().await?;
     Ok(())
 }
 
@@ -177,11 +174,12 @@ pub async fn delivered_through(
     store: &Store,
     dealership: &str,
 ) -> Result<Vec<(String, u64)>, StoreError> {
-    let rows =
-        sqlx::query("SELECT endpoint, delivered_through FROM webhook_cursors WHERE dealership = ?")
-            .bind(dealership)
-            .fetch_all(store.pool())
-            .await?;
+    let rows = sqlx::query(
+        "SELECT endpoint, delivered_through FROM webhook_cursors WHERE dealership = $1",
+    )
+    .bind(dealership)
+    .fetch_all(store.pool())
+    .await?;
     rows.iter()
         .map(|r| {
             Ok((
@@ -200,7 +198,7 @@ pub async fn standing(store: &Store, endpoint: &str) -> Result<Vec<Standing>, St
              (SELECT COUNT(*) FROM webhook_dead_letters d
                  WHERE d.endpoint = c.endpoint AND d.dealership = c.dealership) AS dead_letters
          FROM webhook_cursors c LEFT JOIN event_heads h ON h.dealership = c.dealership
-         WHERE c.endpoint = ?
+         WHERE c.endpoint = $1
          ORDER BY c.dealership",
     )
     .bind(endpoint)

@@ -104,22 +104,33 @@ impl Pair {
         }
     }
 
+    /// Makes the cursor if it is new; a failure is logged and [`Self::run`]
+    /// tries again.
+    pub async fn prepare(&self) {
+        self.try_open().await;
+    }
+
     /// The cursor, made at the dealership's head on first start; retried
     /// while the store does not answer.
     async fn open(&self, cancel: &CancellationToken) -> Option<Cursor> {
         loop {
-            match cursors::open_cursor(&self.store, &self.endpoint.id, &self.dealership, Utc::now())
-                .await
-            {
-                Ok(c) => return Some(c),
-                Err(e) => {
-                    tracing::error!(error = %e, endpoint = %self.endpoint.id, "Cannot open a webhook cursor.");
-                    if !self.sleep(IDLE_POLL, cancel).await {
-                        return None;
-                    }
-                }
+            if let Some(cursor) = self.try_open().await {
+                return Some(cursor);
+            }
+            if !self.sleep(IDLE_POLL, cancel).await {
+                return None;
             }
         }
+    }
+
+    /// The cursor, made at the head if new; `None` (logged) when the store fails.
+    async fn try_open(&self) -> Option<Cursor> {
+        cursors::open_cursor(&self.store, &self.endpoint.id, &self.dealership, Utc::now())
+            .await
+            .inspect_err(|e| {
+                tracing::error!(error = %e, endpoint = %self.endpoint.id, "Cannot open a webhook cursor.");
+            })
+            .ok()
     }
 
     /// One POST of `event` (the one after the cursor) and its outcome recorded.

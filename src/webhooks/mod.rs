@@ -72,8 +72,12 @@ impl Webhooks {
     }
 
     /// Starts a deliverer per (endpoint, dealership), the purge and the
-    /// gauge; the handle ends once all have stopped after `cancel`.
-    pub fn spawn(
+    /// gauge; the handle ends once all have stopped after `cancel`. Each
+    /// pair's cursor is opened before this returns, so before the bridge
+    /// serves: an endpoint new at this start begins at the head as it is
+    /// now, never after events the first calls append while its deliverer
+    /// gets a connection.
+    pub async fn spawn(
         self,
         store: Store,
         metrics: Arc<Metrics>,
@@ -89,6 +93,7 @@ impl Webhooks {
                     store: store.clone(),
                     metrics: metrics.clone(),
                 };
+                pair.prepare().await;
                 tasks.spawn(pair.run(cancel.child_token()));
             }
         }

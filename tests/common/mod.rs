@@ -5,9 +5,11 @@
 pub mod config;
 pub mod inventory;
 pub mod leads;
+pub mod postgres;
 pub mod process;
 pub mod raw;
 pub mod redis_server;
+pub mod service;
 
 use std::net::SocketAddr;
 
@@ -201,6 +203,11 @@ async fn start_on(
     let mut config = from_toml_str(toml).unwrap_or_else(|e| panic!("config: {e}"));
     if !toml.contains("[store]") {
         config.store.url = "sqlite::memory:".into();
+    }
+    // DMS_BRIDGE_TEST_STORE=postgres: a throwaway store on PostgreSQL instead.
+    // Stores a test names on purpose (SQLite files it reopens) stay as named.
+    if config.store.url == "sqlite::memory:" && postgres::selected() {
+        config.store.url = postgres::fresh_database().await;
     }
     let runtime =
         runtime::build(&config, std::path::Path::new(".")).unwrap_or_else(|e| panic!("build: {e}"));
