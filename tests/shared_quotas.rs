@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::redis_server::RedisServer;
 use dms_bridge::config::{QuotasConfig, Rate};
-use dms_bridge::gateway::shared_quota::{
-    Admission, SharedQuota, SharedQuotaStatus, SharedQuotaStore,
-};
+use dms_bridge::quotas::{Admission, SharedQuota, SharedQuotaStatus, SharedQuotaStore};
 use dms_bridge::telemetry::metrics::Metrics;
 
 const REPLICAS: u32 = 2;

@@ -9,7 +9,6 @@ pub mod cache;
 pub mod limits;
 mod pipeline;
 mod schemas;
-pub mod shared_quota;
 pub mod tasks;
 mod write;
 
