@@ -246,3 +246,328 @@ async fn a_hung_redis_costs_one_timeout_then_the_local_share_decides() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+// ---------------------------------------------------------------------------
+// Two `dms-bridge serve` processes on one Redis, called over MCP like any
+// client would. The vendor is a wiremock server; the store is each process's own.
+
+mod bridges {
+    use std::net::SocketAddr;
+    use std::sync::Mutex;
+
+    use crate::common::config::{BridgeConfig, Dealership, Token, Upstream};
+    use crate::common::process::{free_addr, start_bridge};
+    use crate::common::{
+        Client, INVENTORY_PATH, call, connect, count, err, inventory_ok, mount_token, ok,
+    };
+    use rmcp::model::CallToolResult;
+    use serde_json::{Value, json};
+    use tokio::process::Child;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+    use super::*;
+
+    /// What a test varies in the two processes' common config.
+    struct Setup<'a> {
+        vendor: &'a str,
+        /// The upstream's resilience table.
+        resilience: &'a str,
+        /// `[rate_limits]` lines.
+        rate_limits: &'a [&'a str],
+        /// `[quotas] url`; `None`: no `[quotas]` (each process keeps its own quotas).
+        redis: Option<String>,
+    }
+
+    fn config(setup: &Setup, listen: SocketAddr) -> String {
+        let reader = Token::new("acme", "acme-token", &["acme"], &["amcp:inventory:read"]);
+        let acme = Dealership::acme()
+            .set("anonymous_inventory", "true")
+            .route("inventory", "cdk");
+        let mut config = BridgeConfig::new()
+            .section("server", &format!("listen = \"{listen}\""))
+            .section("store", r#"url = "sqlite::memory:""#)
+            .call_timeout("5s")
+            .no_cache()
+            .dealership(acme)
+            .upstream(
+                "cdk",
+                Upstream::cdk(setup.vendor).resilience(setup.resilience),
+            )
+            .token(reader);
+        for line in setup.rate_limits {
+            config = config.section("rate_limits", line);
+        }
+        if let Some(url) = &setup.redis {
+            for line in [
+                format!("url = \"{url}\""),
+                "prefix = \"test:quota:\"".into(),
+                "timeout = \"200ms\"".into(),
+                format!("replicas = {REPLICAS}"),
+            ] {
+                config = config.section("quotas", &line);
+            }
+        }
+        config.render()
+    }
+
+    /// Two processes of one config; they stop when the returned handles drop.
+    struct Replicas {
+        _dir: tempfile::TempDir,
+        _processes: Vec<Child>,
+        addrs: Vec<SocketAddr>,
+    }
+
+    impl Replicas {
+        async fn start(setup: &Setup<'_>) -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let mut processes = Vec::new();
+            let mut addrs = Vec::new();
+            for replica in ["a", "b"] {
+                let addr = free_addr();
+                let file = dir.path().join(format!("bridge-{replica}.toml"));
+                std::fs::write(&file, config(setup, addr)).unwrap();
+                processes.push(start_bridge(&file, addr).await);
+                addrs.push(addr);
+            }
+            Self {
+                _dir: dir,
+                _processes: processes,
+                addrs,
+            }
+        }
+
+        async fn clients(&self, token: Option<&str>) -> Vec<Client> {
+            let mut clients = Vec::new();
+            for addr in &self.addrs {
+                clients.push(connect(&format!("http://{addr}/mcp"), token).await);
+            }
+            clients
+        }
+    }
+
+    async fn search(client: &Client, limit: u32) -> CallToolResult {
+        call(
+            client,
+            "inventory.search",
+            json!({ "dealership_id": "acme", "limit": limit }),
+        )
+        .await
+    }
+
+    /// Whether the call was admitted; a refusal must be the caller quota's `scope`.
+    fn admitted(result: &CallToolResult, scope: &str) -> bool {
+        if result.is_error != Some(true) {
+            ok(result);
+            return true;
+        }
+        let error = err(result);
+        assert_eq!(error["code"], "rate_limited", "{error}");
+        assert_eq!(error["details"]["scope"], scope, "{error}");
+        let wait = error["details"]["retry_after_ms"].as_u64().unwrap_or(0);
+        assert!(wait > 0, "retry_after_ms must be positive: {error}");
+        false
+    }
+
+    /// `calls` searches on each replica, alternating; how many were admitted.
+    async fn alternate(clients: &[Client], calls: u32, scope: &str) -> usize {
+        let mut admitted_calls = 0;
+        for i in 0..calls {
+            for client in clients {
+                if admitted(&search(client, i + 1).await, scope) {
+                    admitted_calls += 1;
+                }
+            }
+        }
+        admitted_calls
+    }
+
+    async fn vendor() -> MockServer {
+        let server = MockServer::start().await;
+        mount_token(&server).await;
+        Mock::given(method("GET"))
+            .and(path(INVENTORY_PATH))
+            .respond_with(inventory_ok())
+            .mount(&server)
+            .await;
+        server
+    }
+
+    async fn get_json(addr: SocketAddr, route: &str) -> (u16, Value) {
+        let response = reqwest::get(format!("http://{addr}{route}")).await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap())
+    }
+
+    async fn fallbacks(addr: SocketAddr) -> f64 {
+        let text = reqwest::get(format!("http://{addr}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("dms_bridge_quota_fallbacks_total "))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no dms_bridge_quota_fallbacks_total in:\n{text}"))
+    }
+
+    const NO_RETRIES: &str = "{ retries = { max = 0 } }";
+    /// 6 a minute: nothing refills during a test (one call every 10 s).
+    const SIX_A_MINUTE: &str = r#"per_token = { requests = 6, per = "1m", burst = 6 }"#;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_bridges_admit_one_token_quota_between_them() {
+        let redis = RedisServer::start();
+        let server = vendor().await;
+        let shared = Setup {
+            vendor: &server.uri(),
+            resilience: NO_RETRIES,
+            rate_limits: &[SIX_A_MINUTE],
+            redis: Some(redis.url()),
+        };
+        let replicas = Replicas::start(&shared).await;
+        let clients = replicas.clients(Some("acme-token")).await;
+        let admitted_calls = alternate(&clients, 6, "token").await;
+        assert_eq!(admitted_calls, 6, "12 calls across both on a quota of 6");
+        assert_eq!(count(&server, INVENTORY_PATH).await, 6);
+        for addr in &replicas.addrs {
+            let (status, ready) = get_json(*addr, "/readyz").await;
+            assert_eq!(status, 200, "{ready}");
+            assert_eq!(ready["quotas"], json!({ "state": "shared" }), "{ready}");
+        }
+        drop(replicas);
+
+        // The same two without [quotas]: each keeps its own 6.
+        let alone = Setup {
+            redis: None,
+            ..shared
+        };
+        let replicas = Replicas::start(&alone).await;
+        let clients = replicas.clients(Some("acme-token")).await;
+        assert_eq!(alternate(&clients, 6, "token").await, 12);
+        let (_, ready) = get_json(replicas.addrs[0], "/readyz").await;
+        assert!(ready.get("quotas").is_none(), "{ready}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_bridges_share_one_anonymous_quota_per_address() {
+        let redis = RedisServer::start();
+        let server = vendor().await;
+        let replicas = Replicas::start(&Setup {
+            vendor: &server.uri(),
+            resilience: NO_RETRIES,
+            rate_limits: &[r#"anonymous = { requests = 3, per = "1m", burst = 3 }"#],
+            redis: Some(redis.url()),
+        })
+        .await;
+        let clients = replicas.clients(None).await;
+        assert_eq!(alternate(&clients, 4, "anonymous").await, 3);
+        assert_eq!(count(&server, INVENTORY_PATH).await, 3);
+    }
+
+    /// Records when each inventory request arrives, then answers with the fixture.
+    struct Arrivals(Arc<Mutex<Vec<Instant>>>);
+
+    impl Respond for Arrivals {
+        fn respond(&self, _: &Request) -> ResponseTemplate {
+            self.0.lock().unwrap().push(Instant::now());
+            inventory_ok()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn two_bridges_keep_one_vendor_quota() {
+        let redis = RedisServer::start();
+        let server = MockServer::start().await;
+        mount_token(&server).await;
+        let arrivals = Arc::new(Mutex::new(Vec::new()));
+        Mock::given(method("GET"))
+            .and(path(INVENTORY_PATH))
+            .respond_with(Arrivals(arrivals.clone()))
+            .mount(&server)
+            .await;
+        // 4 a second, burst 1: one bridge alone would send 4/s, two unshared 8/s.
+        let replicas = Replicas::start(&Setup {
+            vendor: &server.uri(),
+            resilience: r#"{ rate_limit = { requests = 4, per = "1s", burst = 1 }, max_queue_wait = "300ms", retries = { max = 0 } }"#,
+            rate_limits: &[r#"per_token = { requests = 100000, per = "1m", burst = 10000 }"#],
+            redis: Some(redis.url()),
+        })
+        .await;
+        let mut callers = Vec::new();
+        for _ in 0..3 {
+            callers.extend(replicas.clients(Some("acme-token")).await);
+        }
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let loops = callers
+            .into_iter()
+            .enumerate()
+            .map(|(i, client)| async move {
+                let mut calls = i as u32 * 10;
+                while Instant::now() < deadline {
+                    calls += 1;
+                    let result = search(&client, calls % 100 + 1).await;
+                    if result.is_error == Some(true) {
+                        let error = err(&result);
+                        assert_eq!(error["code"], "rate_limited", "{error}");
+                        assert_eq!(error["details"]["scope"], "upstream", "{error}");
+                    }
+                }
+            });
+        futures::future::join_all(loops).await;
+
+        let times = arrivals.lock().unwrap().clone();
+        let span = times.last().unwrap().duration_since(times[0]);
+        let offsets: Vec<u128> = times
+            .iter()
+            .map(|t| t.duration_since(times[0]).as_millis())
+            .collect();
+        // GCRA at 4/s, burst 1: at most 4 × span + 1 (+1 for the timestamps' jitter).
+        let most = (4.0 * span.as_secs_f64()).floor() as usize + 2;
+        assert!(
+            times.len() <= most,
+            "{} vendor requests in {span:?}: {offsets:?}",
+            times.len()
+        );
+        assert!(
+            busiest_window(&times, Duration::from_secs(1)) <= 5,
+            "more than 4/s + burst 1 at the vendor: {offsets:?}"
+        );
+        assert!(times.len() >= 6, "the vendor saw too little: {offsets:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn without_redis_each_bridge_keeps_its_local_share() {
+        let mut redis = RedisServer::start();
+        let server = vendor().await;
+        let replicas = Replicas::start(&Setup {
+            vendor: &server.uri(),
+            resilience: NO_RETRIES,
+            rate_limits: &[SIX_A_MINUTE],
+            redis: Some(redis.url()),
+        })
+        .await;
+        let clients = replicas.clients(Some("acme-token")).await;
+        // One shared call each: 4 of the 6 remain.
+        assert_eq!(alternate(&clients, 1, "token").await, 2);
+        assert_eq!(fallbacks(replicas.addrs[0]).await, 0.0);
+
+        redis.kill();
+        // Each alone allows its share, 6 / 2 replicas = 3 (the calls above went to Redis).
+        let admitted_calls = alternate(&clients, 5, "token").await;
+        assert_eq!(admitted_calls, 6, "3 per bridge on the local share");
+        for addr in &replicas.addrs {
+            let (status, ready) = get_json(*addr, "/readyz").await;
+            assert_eq!(status, 200, "a local share is a warning: {ready}");
+            assert_eq!(ready["quotas"]["state"], "local_share", "{ready}");
+            assert!(
+                ready["quotas"]["reason"]
+                    .as_str()
+                    .is_some_and(|r| !r.is_empty()),
+                "{ready}"
+            );
+            assert!(fallbacks(*addr).await >= 5.0);
+        }
+    }
+}
