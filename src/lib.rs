@@ -15,6 +15,8 @@
 //!   webhooks out, from a durable cursor), [`adapters`]
 //!   (a closed set of upstream kinds driven by `adapters/` profiles and
 //!   `mappings/` field maps), [`store`] (all SQL);
+//! - [`quotas`] (quotas shared by replicas through Redis, used by the gateway
+//!   for callers and by adapters for vendors);
 //! - [`config`] (strict types, pure validation), [`model`] (canonical types),
 //!   [`adf`] (the ADF XML codec);
 //! - [`contract`] (errors, payloads, cursors, principals) and [`telemetry`]
@@ -33,6 +35,7 @@ pub mod leads;
 pub mod mcp;
 pub mod mirror;
 pub mod model;
+pub mod quotas;
 pub mod runtime;
 pub mod store;
 pub mod telemetry;

@@ -31,6 +31,7 @@ use crate::leads::outbox::Outbox;
 use crate::mirror::repair_orders::WatchSource;
 use crate::mirror::{InboundSinks, Mirror, MirrorSource};
 use crate::model::{DealershipProfile, Domain};
+use crate::quotas::SharedQuotaStore;
 use crate::store::leases::Leases;
 use crate::store::{AuditWriter, Store, StoreError};
 use crate::telemetry::metrics::Metrics;
@@ -59,6 +60,7 @@ struct Parts {
     metrics: Arc<Metrics>,
     tool_names: crate::config::ToolNames,
     tasks: crate::config::TasksConfig,
+    quotas: Option<Arc<SharedQuotaStore>>,
 }
 
 /// A running gateway and its background work.
@@ -144,6 +146,7 @@ impl Runtime {
             tool_names: p.tool_names,
             tasks: p.tasks,
             webhooks,
+            quotas: p.quotas,
         });
         gateway.spawn_quota_sweep(cancel.child_token());
         gateway.spawn_invalidation_listener(cancel.child_token());
@@ -212,11 +215,12 @@ impl Started {
 pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
     let mut errors = Vec::new();
     let metrics = Metrics::new();
+    let quotas = shared_quotas(config, &metrics, &mut errors);
     let policies: BTreeMap<String, Arc<UpstreamPolicy>> = config
         .upstreams
         .iter()
         .map(|(id, u)| {
-            let policy = UpstreamPolicy::new(id, u.resilience(), metrics.clone());
+            let policy = UpstreamPolicy::new(id, u.resilience(), metrics.clone(), quotas.as_ref());
             (id.clone(), Arc::new(policy))
         })
         .collect();
@@ -248,10 +252,11 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         limits: config.limits.clone(),
         cursors,
         cache: ReadCache::new(&config.cache),
-        caller_limits: CallerLimits::new(&config.rate_limits, &config.tokens),
+        caller_limits: CallerLimits::new(&config.rate_limits, &config.tokens, quotas.as_ref()),
         metrics,
         tool_names: config.server.tool_names,
         tasks: config.tasks.clone(),
+        quotas,
     };
     Ok(Runtime {
         parts,
@@ -262,6 +267,20 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         inbound,
         webhooks,
     })
+}
+
+/// The replicas' shared quota store when `[quotas]` is set. No connection is
+/// made here (the first check makes it), so `check` and a start while Redis
+/// is down both work.
+fn shared_quotas(
+    config: &Config,
+    metrics: &Arc<Metrics>,
+    errors: &mut Vec<ConfigError>,
+) -> Option<Arc<SharedQuotaStore>> {
+    let quotas = config.quotas.as_ref()?;
+    SharedQuotaStore::new(quotas, metrics.clone())
+        .map_err(|e| errors.push(ConfigError::new("quotas.url", e.to_string())))
+        .ok()
 }
 
 fn build_dealership(

@@ -1058,3 +1058,45 @@ fn an_inbound_secret_from_the_environment_is_read() {
         "1 dealership(s), 2 upstream(s), 1 token(s)",
     );
 }
+
+// ---------------------------------------------------------------------------
+// [quotas]: shared by replicas through Redis
+// ---------------------------------------------------------------------------
+
+#[test]
+fn shared_quotas_are_checked_offline_with_their_paths() {
+    let toml = format!(
+        "{}\n[quotas]\nurl = \"http://cache.internal:6379\"\nprefix = \"\"\ntimeout = \"0s\"\nreplicas = 0\n",
+        valid_config()
+    );
+    assert_problems(
+        &check(&toml),
+        &[
+            ("quotas.url", "redis://"),
+            ("quotas.prefix", "must not be empty"),
+            ("quotas.timeout", "longer than 0s"),
+            ("quotas.replicas", "at least 1"),
+        ],
+    );
+}
+
+#[test]
+fn shared_quotas_on_an_unreachable_redis_still_check_ok() {
+    // Nothing listens there: `check` looks at the URL's shape only.
+    let toml = format!(
+        "{}\n[quotas]\nurl = \"redis://127.0.0.1:1/0\"\nreplicas = 3\n",
+        valid_config()
+    );
+    assert_eq!(check(&toml).code, 0);
+}
+
+#[test]
+fn unknown_keys_in_quotas_are_refused() {
+    let toml = format!(
+        "{}\n[quotas]\nurl = \"redis://127.0.0.1:6379\"\nreplicas = 2\nttl = \"1m\"\n",
+        valid_config()
+    );
+    let outcome = check(&toml);
+    assert_eq!(outcome.code, 2, "{outcome:?}");
+    assert!(outcome.stderr.contains("ttl"), "{outcome:?}");
+}

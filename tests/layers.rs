@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["tools"],
     &["leads", "mirror", "webhooks"],
     &["adapters", "store"],
+    &["quotas"],
     &["config"],
     &["model", "adf"],
     &["contract", "telemetry"],

@@ -1,5 +1,6 @@
 //! How the bridge protects an upstream and copes with it failing: the vendor's
-//! quota (never exceeded, bounded wait), retries of idempotent reads with
+//! quota (never exceeded, bounded wait; shared by replicas through `[quotas]`
+//! when set), retries of idempotent reads with
 //! jittered exponential backoff that honour `Retry-After`, and a circuit
 //! breaker that fails fast and recovers by itself. Every adapter kind sends
 //! its upstream requests through one [`UpstreamPolicy`].
@@ -14,6 +15,7 @@ use tokio::time::Instant;
 
 use super::AdapterError;
 use crate::config::{BreakerConfig, ResilienceConfig, RetryConfig};
+use crate::quotas::{Admission, SharedQuota, SharedQuotaStore};
 use crate::telemetry::metrics::{Metrics, RateLimitLabels, UpstreamLabels, UpstreamName};
 
 const DEFAULT_MAX_QUEUE_WAIT: Duration = Duration::from_secs(2);
@@ -22,6 +24,8 @@ const DEFAULT_MAX_QUEUE_WAIT: Duration = Duration::from_secs(2);
 pub struct UpstreamPolicy {
     name: String,
     limiter: Option<DefaultDirectRateLimiter>,
+    /// The same quota counted across replicas (`[quotas]`), after the local limiter.
+    shared: Option<SharedQuota>,
     max_wait: Duration,
     retry: RetryConfig,
     breaker: Breaker,
@@ -29,16 +33,27 @@ pub struct UpstreamPolicy {
 }
 
 impl UpstreamPolicy {
-    pub fn new(name: &str, config: &ResilienceConfig, metrics: Arc<Metrics>) -> Self {
+    /// `shared`: the replicas' common quota store, when `[quotas]` is set.
+    pub fn new(
+        name: &str,
+        config: &ResilienceConfig,
+        metrics: Arc<Metrics>,
+        shared: Option<&Arc<SharedQuotaStore>>,
+    ) -> Self {
         let limiter = config
             .rate_limit
             .as_ref()
             .and_then(|r| r.quota(1))
             .map(DefaultDirectRateLimiter::direct);
+        // Burst 1 by default, as the local limiter: a vendor sees no spike from replicas either.
+        let shared = shared
+            .zip(config.rate_limit.as_ref())
+            .and_then(|(store, rate)| SharedQuota::new(store.clone(), "upstream", rate, 1));
         let breaker = Breaker::new(config.circuit_breaker, name.to_owned(), metrics.clone());
         Self {
             name: name.to_owned(),
             limiter,
+            shared,
             max_wait: config.max_queue_wait.unwrap_or(DEFAULT_MAX_QUEUE_WAIT),
             retry: config.retries,
             breaker,
@@ -99,30 +114,65 @@ impl UpstreamPolicy {
         }
     }
 
-    /// Waits for the vendor quota, at most `max_wait`.
+    /// Waits for the vendor quota, at most `max_wait`: this process's limiter
+    /// first (no Redis round trip for what it refuses anyway), then the quota
+    /// shared by replicas, both within one deadline.
     async fn acquire(&self) -> Result<(), AdapterError> {
-        let Some(limiter) = &self.limiter else {
-            return Ok(());
-        };
         let deadline = Instant::now() + self.max_wait;
+        if let Some(limiter) = &self.limiter {
+            self.acquire_local(limiter, deadline).await?;
+        }
+        if let Some(shared) = &self.shared {
+            self.acquire_shared(shared, deadline).await?;
+        }
+        Ok(())
+    }
+
+    async fn acquire_local(
+        &self,
+        limiter: &DefaultDirectRateLimiter,
+        deadline: Instant,
+    ) -> Result<(), AdapterError> {
         loop {
             match limiter.check() {
                 Ok(()) => return Ok(()),
                 Err(not_until) => {
                     let wait = not_until.wait_time_from(limiter.clock().now());
-                    if Instant::now() + wait > deadline {
-                        self.metrics
-                            .rate_limited
-                            .get_or_create(&RateLimitLabels { scope: "upstream" })
-                            .inc();
-                        return Err(AdapterError::QuotaExhausted {
-                            retry_after: wait.max(Duration::from_millis(1)),
-                        });
-                    }
-                    tokio::time::sleep(wait).await;
+                    self.wait_or_give_up(wait, deadline).await?;
                 }
             }
         }
+    }
+
+    async fn acquire_shared(
+        &self,
+        shared: &SharedQuota,
+        deadline: Instant,
+    ) -> Result<(), AdapterError> {
+        loop {
+            // Key `upstream:<name>`: every replica's requests to this upstream.
+            match shared.check(&self.name).await {
+                Admission::Allowed => return Ok(()),
+                Admission::Refused { retry_after } => {
+                    self.wait_or_give_up(retry_after, deadline).await?;
+                }
+            }
+        }
+    }
+
+    /// Sleeps `wait` when that ends before `deadline`; else counts the refusal.
+    async fn wait_or_give_up(&self, wait: Duration, deadline: Instant) -> Result<(), AdapterError> {
+        if Instant::now() + wait > deadline {
+            self.metrics
+                .rate_limited
+                .get_or_create(&RateLimitLabels { scope: "upstream" })
+                .inc();
+            return Err(AdapterError::QuotaExhausted {
+                retry_after: wait.max(Duration::from_millis(1)),
+            });
+        }
+        tokio::time::sleep(wait).await;
+        Ok(())
     }
 
     fn retry_delay(&self, error: &AdapterError, retries: u32) -> Option<Duration> {

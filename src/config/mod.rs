@@ -15,6 +15,7 @@ mod leads;
 mod load;
 mod mirror;
 mod oauth;
+mod quotas;
 mod secret;
 mod soap;
 mod store;
@@ -38,6 +39,7 @@ pub use leads::{AdfEmailConfig, AdfHttpConfig, DeliveryConfig, LeadsConfig, Smtp
 pub use load::{ConfigError, ConfigErrors, from_toml_str, load_file};
 pub use mirror::{MirrorConfig, SyncInterval};
 pub use oauth::{OAuthConfig, OAuthGrant};
+pub use quotas::QuotasConfig;
 pub use secret::{SecretSource, resolve_secret};
 pub use soap::SoapUpstreamConfig;
 pub use store::StoreDialect;
@@ -58,6 +60,9 @@ pub struct Config {
     pub cache: CacheConfig,
     #[serde(default)]
     pub rate_limits: RateLimitsConfig,
+    /// Quotas shared by replicas through Redis; absent, each process keeps its own.
+    #[serde(default)]
+    pub quotas: Option<QuotasConfig>,
     #[serde(default)]
     pub store: StoreConfig,
     #[serde(default)]

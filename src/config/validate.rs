@@ -51,6 +51,7 @@ impl Config {
         super::mirror::validate(self, &mut errors);
         super::inbound::validate(self, &mut errors);
         super::events::validate(self, &mut errors);
+        super::quotas::validate(self, &mut errors);
         super::store::validate(self, &mut errors);
         errors
     }

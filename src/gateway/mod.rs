@@ -23,6 +23,7 @@ use self::cache::ReadCache;
 use self::limits::CallerLimits;
 use crate::config::{LimitsConfig, TasksConfig, ToolNames};
 use crate::leads::LeadDesk;
+use crate::quotas::SharedQuotaStore;
 use crate::store::{AuditWriter, Store};
 use crate::telemetry::metrics::Metrics;
 use crate::tools::{Dealership, Services};
@@ -40,6 +41,8 @@ pub struct GatewayParts {
     pub tasks: TasksConfig,
     /// Webhook endpoints, for `/readyz`.
     pub webhooks: crate::webhooks::Status,
+    /// The replicas' shared quotas (`[quotas]`), for `/readyz`.
+    pub quotas: Option<Arc<SharedQuotaStore>>,
 }
 
 /// The engine behind every transport. Cheap to clone.
@@ -57,6 +60,7 @@ struct Inner {
     audit: Option<AuditWriter>,
     tasks: tasks::TaskDesk,
     webhooks: crate::webhooks::Status,
+    quotas: Option<Arc<SharedQuotaStore>>,
 }
 
 impl Gateway {
@@ -71,11 +75,13 @@ impl Gateway {
                 audit: parts.audit,
                 tasks: tasks::TaskDesk::new(parts.tasks),
                 webhooks: parts.webhooks,
+                quotas: parts.quotas,
             }),
         }
     }
 
-    /// Forgets idle callers' quota state once a minute until `cancel` fires
+    /// Forgets idle callers' quota state (local limiters and the shared
+    /// quotas' local shares) once a minute until `cancel` fires
     /// (see [`CallerLimits::forget_idle`]).
     pub fn spawn_quota_sweep(&self, cancel: tokio_util::sync::CancellationToken) {
         let gateway = self.clone();
@@ -122,6 +128,11 @@ impl Gateway {
     /// Webhook endpoints' standing, for `/readyz`.
     pub fn webhooks(&self) -> &crate::webhooks::Status {
         &self.inner.webhooks
+    }
+
+    /// The replicas' shared quotas, when `[quotas]` is set.
+    pub fn shared_quotas(&self) -> Option<&SharedQuotaStore> {
+        self.inner.quotas.as_deref()
     }
 
     /// The lead desk.

@@ -185,10 +185,11 @@ impl Gateway {
         let mut check = Check::new(self.services(), dealership);
         parsed.validate(&mut check);
         check.after_schema(schema_problems).into_result()?;
-        if let Err((scope, wait)) =
-            self.inner
-                .limits_by_caller
-                .check(principal, caller.client_ip, tool.class())
+        if let Err((scope, wait)) = self
+            .inner
+            .limits_by_caller
+            .check(principal, caller.client_ip, tool.class())
+            .await
         {
             self.metrics()
                 .rate_limited

@@ -36,6 +36,7 @@ use crate::adapters::UpstreamAdapter;
 use crate::config::{ForwardedHeader, ServerConfig, SessionMode};
 use crate::contract::Principal;
 use crate::gateway::Gateway;
+use crate::quotas::SharedQuotaStatus;
 use crate::telemetry::trace::TraceContext;
 
 /// What the HTTP layer needs from config.
@@ -416,7 +417,21 @@ async fn readyz(State(gateway): State<Gateway>) -> Response {
     if let Some(webhooks) = webhook_standing(&gateway).await {
         body["webhooks"] = webhooks;
     }
+    // Like a stale mirror, a local share is a warning: quotas still hold, tighter.
+    if let Some(quotas) = gateway.shared_quotas() {
+        body["quotas"] = quota_standing(quotas.status());
+    }
     (status, axum::Json(body)).into_response()
+}
+
+/// `shared`, or `local_share` with why Redis could not decide.
+fn quota_standing(status: SharedQuotaStatus) -> serde_json::Value {
+    match status {
+        SharedQuotaStatus::Shared => json!({ "state": "shared" }),
+        SharedQuotaStatus::LocalShare { reason } => {
+            json!({ "state": "local_share", "reason": reason })
+        }
+    }
 }
 
 /// Each webhook endpoint's backlog and dead letters, with `state`: `ok`,

@@ -105,6 +105,8 @@ pub struct Metrics {
     /// 0 closed, 1 half-open, 2 open.
     pub circuit_state: Family<UpstreamName, Gauge>,
     pub audit_dropped: Counter,
+    /// Quota checks decided by the local share because Redis (`[quotas]`) did not answer.
+    pub quota_fallbacks: Counter,
     pub leads: Family<LeadLabels, Counter>,
     pub lead_deliveries: Family<DeliveryLabels, Counter>,
     pub mirror_syncs: Family<MirrorSyncLabels, Counter>,
@@ -141,6 +143,7 @@ impl Metrics {
         let rate_limited = Family::<RateLimitLabels, Counter>::default();
         let circuit_state = Family::<UpstreamName, Gauge>::default();
         let audit_dropped = Counter::default();
+        let quota_fallbacks = Counter::default();
         let leads = Family::<LeadLabels, Counter>::default();
         let lead_deliveries = Family::<DeliveryLabels, Counter>::default();
         let webhook_deliveries = Family::<WebhookLabels, Counter>::default();
@@ -205,6 +208,11 @@ impl Metrics {
             "Audit records that could not be written",
             audit_dropped.clone(),
         );
+        registry.register(
+            "quota_fallbacks",
+            "Quota checks decided by this replica's local share because the shared quota store did not answer",
+            quota_fallbacks.clone(),
+        );
         let mirror_syncs = Family::<MirrorSyncLabels, Counter>::default();
         let mirror_units = Family::<DealershipLabel, Gauge>::default();
         let mirror_events = Family::<DealershipLabel, Counter>::default();
@@ -250,6 +258,7 @@ impl Metrics {
             rate_limited,
             circuit_state,
             audit_dropped,
+            quota_fallbacks,
             leads,
             lead_deliveries,
             webhook_deliveries,

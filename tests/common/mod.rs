@@ -8,6 +8,7 @@ pub mod leads;
 pub mod postgres;
 pub mod process;
 pub mod raw;
+pub mod redis_server;
 pub mod service;
 
 use std::net::SocketAddr;
