@@ -156,19 +156,7 @@ fn config(listen: SocketAddr, store: &str, redis: &str, crm: &str, vendor: &str)
         )
         .upstream(
             "xtime",
-            Upstream::rest("xtime", vendor)
-                .set("token_url", quoted(&format!("{vendor}/oauth2/token")))
-                .set("client_id", secret(mock_xtime::CLIENT_ID))
-                .set("client_secret", secret(mock_xtime::CLIENT_SECRET))
-                .set(
-                    "secrets",
-                    &format!("{{ api_key = {} }}", secret(mock_xtime::API_KEY)),
-                )
-                .set(
-                    "vars",
-                    &format!("{{ dealer_code = {} }}", quoted(mock_xtime::DEALER_CODE)),
-                )
-                .timeout("2s")
+            common::service::mock_xtime_upstream(vendor)
                 .resilience(&vendor_quota),
         )
         .token(

@@ -9,7 +9,7 @@ mod common;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use common::config::{Dealership, Token, Upstream, quoted, secret};
+use common::config::{Dealership, Token, Upstream, quoted};
 use common::inventory::{Inventory, search_all, summary, upstream, vins_of};
 use common::process::{free_addr, start_bridge};
 use common::{Client, INVENTORY_PATH, call, connect, count, ok, postgres};
@@ -178,21 +178,7 @@ fn service_config(vendor: &str) -> String {
                 .set("hours", hours)
                 .route("service", "xtime"),
         )
-        .upstream(
-            "xtime",
-            Upstream::rest("xtime", vendor)
-                .set("token_url", quoted(&format!("{vendor}/oauth2/token")))
-                .set("client_id", secret(mock_xtime::CLIENT_ID))
-                .set("client_secret", secret(mock_xtime::CLIENT_SECRET))
-                .set(
-                    "secrets",
-                    format!("{{ api_key = {} }}", secret(mock_xtime::API_KEY)),
-                )
-                .set(
-                    "vars",
-                    format!("{{ dealer_code = {} }}", quoted(mock_xtime::DEALER_CODE)),
-                ),
-        )
+        .upstream("xtime", common::service::mock_xtime_upstream(vendor))
         .token(Token::new(
             "agent",
             "agent-token",

@@ -62,3 +62,23 @@ pub fn booking(start: &str) -> Value {
 pub fn cancel(id: &str) -> Value {
     json!({ "dealership_id": "demo-cdk", "appointment_id": id })
 }
+
+/// An Xtime upstream on the testkit's mock scheduler at `base_url` (its
+/// credentials, API key and dealer code), with a 2 s timeout.
+pub fn mock_xtime_upstream(base_url: &str) -> super::config::Upstream {
+    use super::config::{quoted, secret};
+    use dms_bridge_testkit::mock_xtime;
+    super::config::Upstream::rest("xtime", base_url)
+        .set("token_url", quoted(&format!("{base_url}/oauth2/token")))
+        .set("client_id", secret(mock_xtime::CLIENT_ID))
+        .set("client_secret", secret(mock_xtime::CLIENT_SECRET))
+        .set(
+            "secrets",
+            format!("{{ api_key = {} }}", secret(mock_xtime::API_KEY)),
+        )
+        .set(
+            "vars",
+            format!("{{ dealer_code = {} }}", quoted(mock_xtime::DEALER_CODE)),
+        )
+        .timeout("2s")
+}
