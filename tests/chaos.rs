@@ -32,11 +32,10 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use common::config::{BridgeConfig, Dealership, Token, Upstream, quoted, secret};
-use common::leads::lead;
-use common::process::{free_addr, start_bridge};
+use common::leads::{failing_crm, lead};
+use common::process::{free_addr, metric, start_bridge};
 use common::redis_server::RedisServer;
 use common::{Client, postgres};
-use dms_bridge_testkit::mock_crm::MockCrm;
 use dms_bridge_testkit::mock_xtime;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -105,19 +104,6 @@ async fn record(hits: Arc<Mutex<Vec<Hit>>>, request: Request, next: Next) -> Res
     hits.lock().unwrap().push(Hit { at, booking_slot });
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
-}
-
-async fn start_crm() -> (String, MockCrm) {
-    let crm = MockCrm::new(
-        BTreeMap::from([("acme".into(), "crm-token".into())]),
-        Some("crm-key".into()),
-    );
-    crm.fail_every(2);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let router = crm.router();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    (url, crm)
 }
 
 /// One replica's config: all share the store, Redis and upstreams.
@@ -363,42 +349,23 @@ async fn agent(
     }
 }
 
-/// One lead key, sent to every replica at once, and again after a quota
-/// refusal (a careful client retries with the same key), up to ten rounds.
+/// One lead key, sent to every replica at once until answered.
 async fn shared_lead(urls: &[String], i: usize, tally: &Tally) {
     let key = format!("lead-key-{i}");
     let mut args = lead("acme", 900_000 + i);
     args["idempotency_key"] = json!(key);
-    for _ in 0..10 {
-        let mut wait = None;
-        for result in to_every_replica(urls, "leads.create", &args).await {
-            if let Some(w) = tally.refusal(&result) {
-                wait = Some(w);
-                continue;
-            }
-            tally.agent_admitted.fetch_add(1, Ordering::Relaxed);
-            if let Some(answer) = structured(&result) {
-                let id = answer["lead_id"].as_str().unwrap().to_owned();
-                tally.accepted_leads.lock().unwrap().insert(id.clone());
-                tally
-                    .shared_leads
-                    .lock()
-                    .unwrap()
-                    .entry(key.clone())
-                    .or_default()
-                    .insert(id);
-            }
-        }
-        let answered = tally.shared_leads.lock().unwrap().contains_key(&key);
-        match wait {
-            Some(w) if !answered => tokio::time::sleep(w).await,
-            _ => return,
-        }
+    let ids = until_answered(urls, "leads.create", &args, "lead_id", tally).await;
+    tally
+        .accepted_leads
+        .lock()
+        .unwrap()
+        .extend(ids.iter().cloned());
+    if !ids.is_empty() {
+        tally.shared_leads.lock().unwrap().insert(key, ids);
     }
 }
 
-/// One booking key, sent to every replica at once, and again after a quota
-/// refusal (a careful client retries with the same key), up to ten rounds.
+/// One booking key, sent to every replica at once until answered.
 async fn shared_booking(urls: &[String], slot: &str, tally: &Tally) {
     let key = format!("booking-{slot}");
     let args = json!({
@@ -408,31 +375,49 @@ async fn shared_booking(urls: &[String], slot: &str, tally: &Tally) {
         "consent": common::service::consent("service_appointment"),
         "idempotency_key": key,
     });
+    let ids = until_answered(
+        urls,
+        "service.book_appointment",
+        &args,
+        "appointment_id",
+        tally,
+    )
+    .await;
+    if !ids.is_empty() {
+        tally.bookings.lock().unwrap().insert(key, ids);
+    }
+}
+
+/// Sends `args` (carrying an idempotency key) to every replica at once, and
+/// again after a quota refusal as a careful client would, up to ten rounds;
+/// returns the `id_field` values of the successful answers (one, if the key
+/// held).
+async fn until_answered(
+    urls: &[String],
+    tool: &str,
+    args: &Value,
+    id_field: &str,
+    tally: &Tally,
+) -> BTreeSet<String> {
+    let mut ids = BTreeSet::new();
     for _ in 0..10 {
         let mut wait = None;
-        for result in to_every_replica(urls, "service.book_appointment", &args).await {
+        for result in to_every_replica(urls, tool, args).await {
             if let Some(w) = tally.refusal(&result) {
                 wait = Some(w);
                 continue;
             }
             tally.agent_admitted.fetch_add(1, Ordering::Relaxed);
             if let Some(answer) = structured(&result) {
-                let id = answer["appointment_id"].as_str().unwrap_or("?").to_owned();
-                tally
-                    .bookings
-                    .lock()
-                    .unwrap()
-                    .entry(key.clone())
-                    .or_default()
-                    .insert(id);
+                ids.insert(answer[id_field].as_str().unwrap_or("?").to_owned());
             }
         }
-        let booked = tally.bookings.lock().unwrap().contains_key(&key);
         match wait {
-            Some(w) if !booked => tokio::time::sleep(w).await,
-            _ => return,
+            Some(w) if ids.is_empty() => tokio::time::sleep(w).await,
+            _ => break,
         }
     }
+    ids
 }
 
 /// A shopper: availability checks as fast as answers come, ignoring waits.
@@ -490,21 +475,6 @@ async fn open_slots(url: &str, days: usize) -> (String, Vec<String>) {
     (first.unwrap(), slots)
 }
 
-/// `dms_bridge_quota_fallbacks_total` of the replica at `addr`: checks its
-/// local share decided because Redis did not answer in time.
-async fn quota_fallbacks(addr: SocketAddr) -> f64 {
-    let text = reqwest::get(format!("http://{addr}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .filter(|l| l.starts_with("dms_bridge_quota_fallbacks_total"))
-        .filter_map(|l| l.split_whitespace().last()?.parse::<f64>().ok())
-        .sum()
-}
-
 /// The most requests the vendor got in any one-second window.
 fn busiest_second(hits: &[Hit]) -> usize {
     let mut times: Vec<Instant> = hits.iter().map(|h| h.at).collect();
@@ -543,7 +513,7 @@ async fn wait_for_deliveries(store: &sqlx::PgPool) {
 async fn replicas_lose_nothing_double_nothing_and_keep_every_quota_through_kills() {
     let store_url = postgres::fresh_database().await;
     let redis = RedisServer::start();
-    let (crm_url, crm) = start_crm().await;
+    let (crm_url, crm) = failing_crm().await;
     let (vendor_url, hits) = start_vendor().await;
     let dir = tempfile::tempdir().unwrap();
     let mut replicas: Vec<Replica> = (0..replicas())
@@ -677,7 +647,7 @@ async fn replicas_lose_nothing_double_nothing_and_keep_every_quota_through_kills
     let refused = tally.rate_limited.lock().unwrap().clone();
     let mut fallbacks = 0.0;
     for r in &replicas {
-        fallbacks += quota_fallbacks(r.addr).await;
+        fallbacks += metric(r.addr, "dms_bridge_quota_fallbacks_total").await;
     }
     eprintln!(
         "chaos summary: replicas={} seconds={:.1} leads_accepted={} leads_stored={} crm_requests={} crm_duplicates_dropped={} shared_lead_keys={} booking_keys={} vendor_requests={} vendor_busiest_second={} vendor_quota={} vendor_tool_calls_per_s={:.0} agent_admitted={} agent_quota={}/s rate_limited={:?} quota_fallbacks={} events={}",

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use common::config::Upstream;
-use common::inventory::{Inventory, search_all, summary, upstream, vins_of};
+use common::inventory::{Inventory, index_of, search_all, summary, upstream, vins_of};
 use common::process::{free_addr, start_bridge};
 use common::{Bridge, Client, INVENTORY_PATH, call, connect, count, ok};
 use serde_json::{Value, json};
@@ -54,15 +54,6 @@ async fn sync(bridge: &Bridge) {
 
 async fn try_sync(bridge: &Bridge) -> Result<(), dms_bridge::mirror::MirrorError> {
     bridge.gateway.services().mirror.sync_now("acme").await
-}
-
-/// Index of the listed record with this VIN in the upstream's records.
-fn index_of(inventory: &Inventory, vin: &str) -> usize {
-    inventory
-        .records()
-        .iter()
-        .position(|r| r["vin"] == vin)
-        .unwrap()
 }
 
 #[tokio::test]

@@ -6,15 +6,14 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::leads::{lead, leads_config};
+use common::leads::{failing_crm, lead, leads_config};
 use common::process::{free_port, start_bridge};
 use common::{Client, connect};
-use dms_bridge_testkit::mock_crm::MockCrm;
 use rmcp::model::CallToolRequestParams;
 
 const WORKERS: usize = 8;
@@ -68,15 +67,7 @@ async fn stored_lead_ids(store: &sqlx::SqlitePool) -> BTreeSet<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_bridge_loses_no_accepted_lead_and_invents_none() {
-    let crm = MockCrm::new(
-        BTreeMap::from([("acme".into(), "crm-token".into())]),
-        Some("crm-key".into()),
-    );
-    crm.fail_every(2);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let crm_url = format!("http://{}", listener.local_addr().unwrap());
-    let router = crm.router();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let (crm_url, crm) = failing_crm().await;
 
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("bridge.db");

@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use common::config::{Dealership, Token, Upstream, quoted};
-use common::inventory::{Inventory, search_all, summary, upstream, vins_of};
+use common::inventory::{index_of, search_all, summary, upstream, vins_of};
 use common::process::{free_addr, start_bridge};
 use common::{Client, INVENTORY_PATH, call, connect, count, ok, postgres};
 use dms_bridge_testkit::mock_xtime;
@@ -31,14 +31,6 @@ async fn replica(
     );
     std::fs::write(&path, config).unwrap();
     (addr, start_bridge(&path, addr).await)
-}
-
-fn index_of(inventory: &Inventory, vin: &str) -> usize {
-    inventory
-        .records()
-        .iter()
-        .position(|r| r["vin"] == vin)
-        .unwrap()
 }
 
 fn price_of(client_answer: &Value) -> Value {

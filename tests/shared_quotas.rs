@@ -400,16 +400,7 @@ mod bridges {
     }
 
     async fn fallbacks(addr: SocketAddr) -> f64 {
-        let text = reqwest::get(format!("http://{addr}/metrics"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix("dms_bridge_quota_fallbacks_total "))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("no dms_bridge_quota_fallbacks_total in:\n{text}"))
+        common::process::metric(addr, "dms_bridge_quota_fallbacks_total").await
     }
 
     const NO_RETRIES: &str = "{ retries = { max = 0 } }";

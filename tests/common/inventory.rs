@@ -151,6 +151,15 @@ impl Inventory {
     }
 }
 
+/// Index of the listed record with this VIN in the upstream's records.
+pub fn index_of(inventory: &Inventory, vin: &str) -> usize {
+    inventory
+        .records()
+        .iter()
+        .position(|r| r["vin"] == vin)
+        .unwrap()
+}
+
 /// A CDK-shaped upstream (token endpoint and inventory) serving the fixture
 /// inventory in pages of at most `cap`, and the handle that changes it.
 pub async fn upstream(cap: usize) -> (wiremock::MockServer, Inventory) {

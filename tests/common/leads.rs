@@ -129,3 +129,18 @@ pub async fn wait_delivery(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The testkit's CRM intake for `acme` (token `crm-token`, signing key
+/// `crm-key`) on loopback, failing every other request; its base URL.
+pub async fn failing_crm() -> (String, dms_bridge_testkit::mock_crm::MockCrm) {
+    let crm = dms_bridge_testkit::mock_crm::MockCrm::new(
+        std::collections::BTreeMap::from([("acme".into(), "crm-token".into())]),
+        Some("crm-key".into()),
+    );
+    crm.fail_every(2);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let router = crm.router();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (url, crm)
+}

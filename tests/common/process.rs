@@ -44,3 +44,17 @@ pub async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
     }
     panic!("the bridge did not come up on {addr}");
 }
+
+/// The value of the unlabelled metric `name` on the `/metrics` of the bridge at `addr`.
+pub async fn metric(addr: SocketAddr, name: &str) -> f64 {
+    let text = reqwest::get(format!("http://{addr}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in:\n{text}"))
+}
