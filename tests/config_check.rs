@@ -1081,6 +1081,26 @@ fn shared_quotas_are_checked_offline_with_their_paths() {
 }
 
 #[test]
+fn a_redis_url_problem_never_repeats_the_password() {
+    for url in [
+        "redis://:s3cret-pw@/0",
+        "rediss://:s3cret-pw@cache.internal:6380/0",
+    ] {
+        let toml = format!(
+            "{}\n[quotas]\nurl = \"{url}\"\nreplicas = 2\n",
+            valid_config()
+        );
+        let outcome = check(&toml);
+        assert_eq!(outcome.code, 2, "{url}: {outcome:?}");
+        assert!(outcome.stderr.contains("quotas.url"), "{outcome:?}");
+        assert!(
+            !format!("{}{}", outcome.stdout, outcome.stderr).contains("s3cret-pw"),
+            "{outcome:?}"
+        );
+    }
+}
+
+#[test]
 fn shared_quotas_on_an_unreachable_redis_still_check_ok() {
     // Nothing listens there: `check` looks at the URL's shape only.
     let toml = format!(
