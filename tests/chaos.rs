@@ -118,9 +118,16 @@ fn config(listen: SocketAddr, store: &str, redis: &str, crm: &str, vendor: &str)
         .call_timeout("5s")
         .section("server", &format!("listen = {}", quoted(&listen.to_string())))
         .section("store", &format!("url = {}", quoted(store)))
+        // Redis stays up here; a check slowed past the 50 ms default by three
+        // debug builds on two cores would decide at the local share instead
+        // (tests/shared_quotas.rs covers that path), which is not under test.
         .section(
             "quotas",
-            &format!("url = {}\nreplicas = {}", quoted(redis), replicas()),
+            &format!(
+                "url = {}\nreplicas = {}\ntimeout = \"500ms\"",
+                quoted(redis),
+                replicas()
+            ),
         )
         .section(
             "leads",

@@ -1,7 +1,8 @@
 //! Replicas of the real binary on one PostgreSQL database: background work
 //! is done once for the group (one replica reads each inventory and records
 //! each change once; the others follow it and take over when it dies), and a
-//! write on one replica retires the cached reads of the others.
+//! write on one replica retires the cached reads of the others, and each
+//! event reaches a webhook once, whichever replica recorded it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -11,8 +12,10 @@ use std::time::{Duration, Instant};
 
 use common::config::{Dealership, Token, Upstream, quoted};
 use common::inventory::{index_of, search_all, summary, upstream, vins_of};
+use common::leads::{accepting_intake, lead, leads};
 use common::process::{free_addr, start_bridge};
 use common::{Client, INVENTORY_PATH, call, connect, count, ok, postgres};
+use dms_bridge_testkit::mock_webhooks::MockWebhooks;
 use dms_bridge_testkit::mock_xtime;
 use serde_json::{Value, json};
 
@@ -248,4 +251,66 @@ async fn a_booking_on_one_replica_retires_the_others_cached_availability() {
         "B stopped offering the booked slot {:?} after A's answer",
         written.elapsed()
     );
+}
+
+const WEBHOOK_SECRET: &str = "whsec_dGVzdC13ZWJob29rLXNpZ25pbmcta2V5LTMyYnl0ZXM=";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_replicas_post_each_event_to_a_webhook_once() {
+    let store = postgres::fresh_database().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook_url = format!("http://{}/webhooks", listener.local_addr().unwrap());
+    let receiver = MockWebhooks::new(WEBHOOK_SECRET).unwrap();
+    let router = receiver.router();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let intake = accepting_intake().await;
+    let toml = leads(&format!("{}/adf/acme", intake.uri()))
+        .tail(&format!(
+            "[webhooks.hook]\nurl = {}\nsecret = {{ value = {} }}\ndealerships = [\"acme\"]\n",
+            quoted(&hook_url),
+            quoted(WEBHOOK_SECRET)
+        ))
+        .render();
+    let dir = tempfile::tempdir().unwrap();
+    let mut clients = Vec::new();
+    let mut _processes = Vec::new();
+    for name in ["first", "second", "third"] {
+        let (addr, process) = replica(dir.path(), name, &toml, &store).await;
+        _processes.push(process);
+        clients.push(connect(&format!("http://{addr}/mcp"), Some("agent-token")).await);
+    }
+
+    // Leads on every replica: each makes a lead.created and a delivery event.
+    for n in 0..30 {
+        ok(&call(&clients[n % 3], "leads.create", lead("acme", n)).await);
+    }
+    let pool = sqlx::PgPool::connect(&store).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let logged = loop {
+        let logged: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM events")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        let delivered = receiver.deliveries().len() as i64;
+        if logged >= 60 && delivered == logged {
+            break logged;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{delivered} of {logged} events posted within 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    // Time for any second deliverer to post what it would post again.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let deliveries = receiver.deliveries();
+    let ids: std::collections::BTreeSet<&str> = deliveries.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids.len() as i64, logged, "every event posted");
+    assert_eq!(
+        receiver.requests(),
+        deliveries.len(),
+        "the receiver refused none"
+    );
+    let repeats = deliveries.iter().filter(|d| d.repeat).count();
+    assert_eq!(repeats, 0, "an event was posted more than once");
 }

@@ -16,14 +16,17 @@ use tokio_util::sync::CancellationToken;
 use crate::adapters::{Adapter, AdapterError, DeliveryReceipt, LeadDelivery, UpstreamAdapter};
 use crate::adf;
 use crate::config::DeliveryConfig;
-use crate::store::{Signal, Store, StoreError, deliveries};
+use crate::store::{Signal, Store, StoreDialect, StoreError, deliveries};
 use crate::telemetry::metrics::Metrics;
 use crate::telemetry::trace::{CURRENT, TraceContext};
 
 /// Longest idle wait between outbox scans. New leads and requeues wake the
-/// worker at once, in every process on the store (a signal); retries wake
-/// it when they fall due. This only bounds the delay of a lost signal.
+/// worker at once (a signal; on PostgreSQL from every process, such as
+/// `dms-bridge leads retry`); retries wake it when they fall due. On
+/// PostgreSQL this only bounds the delay of a lost signal; SQLite carries no
+/// signal between processes, so there the wait stays short.
 const IDLE_POLL: Duration = Duration::from_secs(10);
+const IDLE_POLL_SQLITE: Duration = Duration::from_secs(1);
 /// Shortest idle wait.
 const MIN_WAIT: Duration = Duration::from_millis(10);
 
@@ -92,19 +95,24 @@ impl Outbox {
         })
     }
 
-    /// Until the next delivery falls due, at most [`IDLE_POLL`].
+    /// Until the next delivery falls due, at most [`IDLE_POLL`] (or
+    /// [`IDLE_POLL_SQLITE`]).
     async fn idle_wait(&self) -> Duration {
+        let idle = match self.store.dialect() {
+            StoreDialect::Postgres => IDLE_POLL,
+            StoreDialect::Sqlite => IDLE_POLL_SQLITE,
+        };
         match deliveries::next_due(&self.store).await {
             // At least a moment: a due row another process holds locked
             // right now is not claimable until it commits.
             Ok(Some(due)) => (due - Utc::now())
                 .to_std()
                 .unwrap_or_default()
-                .clamp(MIN_WAIT, IDLE_POLL),
-            Ok(None) => IDLE_POLL,
+                .clamp(MIN_WAIT, idle),
+            Ok(None) => idle,
             Err(e) => {
                 tracing::error!(error = %e, "Cannot read the lead outbox.");
-                IDLE_POLL
+                idle
             }
         }
     }
