@@ -547,7 +547,15 @@ async fn replicas_lose_nothing_double_nothing_and_keep_every_quota_through_kills
     // The burst, with a replica killed and restarted and PostgreSQL restarted.
     let tally = Arc::new(Tally::default());
     let started = Instant::now();
-    let until = started + burst();
+    // First one lead and two bookings whose keys race on every replica before
+    // the shoppers take the vendor's quota, so that each check below has
+    // something to hold; worker 0 sends more during the burst.
+    shared_lead(&urls, 0, &tally).await;
+    for _ in 0..2 {
+        let slot = slots.lock().unwrap().pop().unwrap();
+        shared_booking(&urls, &slot, &tally).await;
+    }
+    let until = Instant::now() + burst();
     let workers: Vec<_> = (0..WORKERS)
         .map(|w| {
             let (urls, tally) = (urls.clone(), tally.clone());
