@@ -60,8 +60,7 @@ as_pg "$PG_BIN/initdb" --auth=trust --username=postgres --encoding=UTF8 -D "$PG_
 PG_PORT=$(free_port)
 as_pg "$PG_BIN/pg_ctl" start -w -D "$PG_DIR/data" -l "$PG_DIR/server.log" \
   -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1" >/dev/null
-as_pg "$PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc 'CREATE DATABASE bench' >/dev/null
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $(uname -r), $("$PG_BIN/postgres" --version)"
 measure sqlite
-measure postgres --store-url "postgres://postgres@127.0.0.1:$PG_PORT/bench"
+measure postgres --store-url "postgres://postgres@127.0.0.1:$PG_PORT/postgres"   # the cluster's initial database
