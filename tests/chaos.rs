@@ -35,7 +35,7 @@ use common::config::{BridgeConfig, Dealership, Token, Upstream, quoted, secret};
 use common::leads::{failing_crm, lead};
 use common::process::{free_addr, metric, start_bridge};
 use common::redis_server::RedisServer;
-use common::{Client, postgres};
+use common::{Client, busiest_window, postgres};
 use dms_bridge_testkit::mock_xtime;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -482,21 +482,6 @@ async fn open_slots(url: &str, days: usize) -> (String, Vec<String>) {
     (first.unwrap(), slots)
 }
 
-/// The most requests the vendor got in any one-second window.
-fn busiest_second(hits: &[Hit]) -> usize {
-    let mut times: Vec<Instant> = hits.iter().map(|h| h.at).collect();
-    times.sort();
-    let mut best = 0;
-    let mut start = 0;
-    for end in 0..times.len() {
-        while times[end].duration_since(times[start]) >= Duration::from_secs(1) {
-            start += 1;
-        }
-        best = best.max(end - start + 1);
-    }
-    best
-}
-
 async fn wait_for_deliveries(store: &sqlx::PgPool) {
     tokio::time::timeout(Duration::from_secs(90), async {
         loop {
@@ -655,7 +640,9 @@ async fn replicas_lose_nothing_double_nothing_and_keep_every_quota_through_kills
     assert_eq!(created as usize, stored.len(), "one lead.created per lead");
 
     // Quotas: the vendor's in every second, the agents' over the burst.
-    let busiest = busiest_second(&hits);
+    let mut times: Vec<Instant> = hits.iter().map(|h| h.at).collect();
+    times.sort();
+    let busiest = busiest_window(&times, Duration::from_secs(1));
     let attempts = tally.vendor_attempts.load(Ordering::Relaxed);
     let per_second = attempts as f64 / elapsed.as_secs_f64();
     let admitted = tally.agent_admitted.load(Ordering::Relaxed);

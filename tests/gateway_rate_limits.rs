@@ -14,7 +14,7 @@ use common::*;
 use rmcp::model::CallToolResult;
 use serde_json::json;
 use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use wiremock::{Mock, MockServer};
 
 async fn upstream() -> MockServer {
     let server = MockServer::start().await;
@@ -266,16 +266,6 @@ async fn metrics_count_refusals_by_scope() {
         .find(|l| l.starts_with("# TYPE dms_bridge_rate_limited "))
         .unwrap_or_else(|| panic!("no TYPE line for dms_bridge_rate_limited in:\n{text}"));
     assert!(type_line.ends_with("counter"), "{type_line}");
-}
-
-/// Records when each inventory request arrives, then answers with the fixture.
-struct Arrivals(Arc<Mutex<Vec<Instant>>>);
-
-impl Respond for Arrivals {
-    fn respond(&self, _: &Request) -> ResponseTemplate {
-        self.0.lock().unwrap().push(Instant::now());
-        inventory_ok()
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -9,6 +9,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::busiest_window;
 use common::redis_server::RedisServer;
 use dms_bridge::config::{QuotasConfig, Rate};
 use dms_bridge::quotas::{Admission, SharedQuota, SharedQuotaStatus, SharedQuotaStore};
@@ -73,21 +74,6 @@ async fn hammer(
     }
     all.sort();
     all
-}
-
-/// The most admissions seen in any window of `window` (each window starts at an admission).
-fn busiest_window(admitted: &[Instant], window: Duration) -> usize {
-    admitted
-        .iter()
-        .enumerate()
-        .map(|(i, start)| {
-            admitted[i..]
-                .iter()
-                .take_while(|t| t.duration_since(*start) < window)
-                .count()
-        })
-        .max()
-        .unwrap_or(0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -258,13 +244,13 @@ mod bridges {
     use crate::common::config::{BridgeConfig, Dealership, Token, Upstream};
     use crate::common::process::{free_addr, start_bridge};
     use crate::common::{
-        Client, INVENTORY_PATH, call, connect, count, err, inventory_ok, mount_token, ok,
+        Arrivals, Client, INVENTORY_PATH, call, connect, count, err, inventory_ok, mount_token, ok,
     };
     use rmcp::model::CallToolResult;
     use serde_json::{Value, json};
     use tokio::process::Child;
     use wiremock::matchers::{method, path};
-    use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+    use wiremock::{Mock, MockServer};
 
     use super::*;
 
@@ -455,16 +441,6 @@ mod bridges {
         let clients = replicas.clients(None).await;
         assert_eq!(alternate(&clients, 4, "anonymous").await, 3);
         assert_eq!(count(&server, INVENTORY_PATH).await, 3);
-    }
-
-    /// Records when each inventory request arrives, then answers with the fixture.
-    struct Arrivals(Arc<Mutex<Vec<Instant>>>);
-
-    impl Respond for Arrivals {
-        fn respond(&self, _: &Request) -> ResponseTemplate {
-            self.0.lock().unwrap().push(Instant::now());
-            inventory_ok()
-        }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -356,6 +356,31 @@ pub async fn mount_token(server: &wiremock::MockServer) {
         .await;
 }
 
+/// Records when each request arrives (in `.0`), then answers with the fixture inventory.
+pub struct Arrivals(pub std::sync::Arc<std::sync::Mutex<Vec<std::time::Instant>>>);
+
+impl wiremock::Respond for Arrivals {
+    fn respond(&self, _: &wiremock::Request) -> wiremock::ResponseTemplate {
+        self.0.lock().unwrap().push(std::time::Instant::now());
+        inventory_ok()
+    }
+}
+
+/// The most of `times` (in arrival order) within any `window` starting at one of them.
+pub fn busiest_window(times: &[std::time::Instant], window: std::time::Duration) -> usize {
+    times
+        .iter()
+        .enumerate()
+        .map(|(i, start)| {
+            times[i..]
+                .iter()
+                .take_while(|t| t.duration_since(*start) < window)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// The whole fixture inventory in one answer.
 pub fn inventory_ok() -> wiremock::ResponseTemplate {
     wiremock::ResponseTemplate::new(200).set_body_raw(
