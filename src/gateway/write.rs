@@ -107,14 +107,17 @@ impl Gateway {
         // Retired whatever the outcome: a failed write may still have changed
         // the upstream (a timeout after it committed) or shown the cache wrong
         // (a slot taken by someone else). Every other process on the store
-        // retires its copies when the signal reaches it.
+        // retires its copies when the signal reaches it; a domain nothing
+        // keeps (replicas share one config) costs no signal.
         if let Some(domain) = ctx.tool.domain() {
             self.inner.cache.invalidate(dealership, domain);
-            let signal = Signal::Invalidate {
-                dealership: dealership.to_owned(),
-                domain,
-            };
-            self.store().announce(signal).await;
+            if !self.inner.cache.ttl(domain).is_zero() {
+                let signal = Signal::Invalidate {
+                    dealership: dealership.to_owned(),
+                    domain,
+                };
+                self.store().announce(signal).await;
+            }
         }
         result
     }
