@@ -7,7 +7,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use secrecy::ExposeSecret;
-use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -86,16 +85,14 @@ impl Runtime {
             audit = Some(writer);
             audit_task = Some(task);
         }
-        let wake = Arc::new(Notify::new());
         let outbox = Outbox::new(
             store.clone(),
             self.leads.delivery.clone(),
             lead_sinks(&self.parts.dealerships),
-            wake.clone(),
             self.parts.metrics.clone(),
         );
         let outbox_task = outbox.spawn(cancel.child_token());
-        let leads = LeadDesk::new(&store, self.leads, wake);
+        let leads = LeadDesk::new(&store, self.leads);
         let mirror = Mirror::new(
             store.clone(),
             self.mirror,

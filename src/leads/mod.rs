@@ -6,10 +6,7 @@ pub mod adf_map;
 pub mod lead;
 pub mod outbox;
 
-use std::sync::Arc;
-
 use sha2::{Digest, Sha256};
-use tokio::sync::Notify;
 
 pub use crate::store::leads::{Decision, ListQuery, NewLead, StoredLead};
 
@@ -18,19 +15,17 @@ use crate::config::LeadsConfig;
 use crate::model::vin;
 use crate::store::{Store, StoreError};
 
-/// Takes leads into the store and wakes the outbox.
+/// Takes leads into the store (the store's commit signals the outboxes).
 pub struct LeadDesk {
     store: Store,
     config: LeadsConfig,
-    wake: Arc<Notify>,
 }
 
 impl LeadDesk {
-    pub fn new(store: &Store, config: LeadsConfig, wake: Arc<Notify>) -> Self {
+    pub fn new(store: &Store, config: LeadsConfig) -> Self {
         Self {
             store: store.clone(),
             config,
-            wake,
         }
     }
 
@@ -38,14 +33,10 @@ impl LeadDesk {
         &self.config
     }
 
-    /// Commits a lead (or recognises a duplicate); a new lead
-    /// wakes the outbox so delivery starts at once.
+    /// Commits a lead (or recognises a duplicate); a new lead signals
+    /// every outbox on the store (`Signal::OutboxDue`), so delivery starts at once.
     pub async fn accept(&self, lead: &NewLead) -> Result<Decision, StoreError> {
-        let decision = crate::store::leads::accept(&self.store, lead).await?;
-        if decision == Decision::Received {
-            self.wake.notify_one();
-        }
-        Ok(decision)
+        crate::store::leads::accept(&self.store, lead).await
     }
 
     /// The lead, if `principal` submitted it (`None`: staff, any lead).

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use tokio::sync::Notify;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -44,7 +43,6 @@ pub struct Outbox {
     store: Store,
     config: DeliveryConfig,
     sinks: BTreeMap<String, Arc<Adapter>>,
-    wake: Arc<Notify>,
     metrics: Arc<Metrics>,
 }
 
@@ -53,14 +51,12 @@ impl Outbox {
         store: Store,
         config: DeliveryConfig,
         sinks: BTreeMap<String, Arc<Adapter>>,
-        wake: Arc<Notify>,
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
             store,
             config,
             sinks,
-            wake,
             metrics,
         }
     }
@@ -81,7 +77,6 @@ impl Outbox {
                     let idle = self.idle_wait().await;
                     tokio::select! {
                         () = cancel.cancelled() => return,
-                        () = self.wake.notified() => {}
                         () = due_signal(&mut signals) => {}
                         () = tokio::time::sleep(idle) => {}
                     }
