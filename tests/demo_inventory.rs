@@ -45,6 +45,9 @@ async fn demo_serves_every_dealership_to_the_group_token() {
 async fn the_demo_feed_advancing_becomes_vehicle_events() {
     let bridge = demo().await;
     let client = connect(&bridge.url, Some("demo-token-group")).await;
+    // A search waits for the first read, the baseline; the feed advances after it.
+    let search = json!({ "dealership_id": "demo-feed", "limit": 1 });
+    ok(&call(&client, "inventory.search", search).await);
     let list = json!({ "dealership_id": "demo-feed", "limit": 100 });
     let before = ok(&call(&client, "events.list", list.clone()).await);
     assert_eq!(

@@ -91,22 +91,26 @@ async fn push_event(bridge: &Bridge, id: &str, unit: &str) -> u16 {
     .await
 }
 
-/// The bridge on a fresh upstream, its first read done and settled; the
-/// inventory reads the upstream has had so far.
+/// The bridge on a fresh upstream, its first read done; the inventory reads
+/// the upstream has had so far. The first search waits for the first read,
+/// whether the background loop or the search makes it, and the loop does
+/// not read again before its hour is up: the count is settled.
 async fn started() -> (MockServer, Inventory, Bridge, Client, usize) {
     let (server, inventory) = upstream(100).await;
     let bridge = common::with_config(&pushed(&server.uri())).await;
     let client = connect(&bridge.url, Some("acme-token")).await;
     search_all(&client).await;
-    // The background loop's first read and the search's may both run.
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let reads = count(&server, INVENTORY_PATH).await;
     (server, inventory, bridge, client, reads)
 }
 
+/// How long a test waits for what a push sets off in the background.
+const PATIENCE: Duration = Duration::from_secs(30);
+
 /// Waits (bounded) until the upstream has had more than `reads` reads; the count.
 async fn read_after(server: &MockServer, reads: usize) -> usize {
-    for _ in 0..100 {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while std::time::Instant::now() < deadline {
         let now = count(server, INVENTORY_PATH).await;
         if now > reads {
             return now;
@@ -129,7 +133,8 @@ async fn vehicle_events(client: &Client) -> Vec<(String, String)> {
 
 /// Polls (bounded) until acme has `wanted` events; then they are.
 async fn events_once_there(client: &Client, wanted: usize) -> Vec<(String, String)> {
-    for _ in 0..100 {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while std::time::Instant::now() < deadline {
         let events = vehicle_events(client).await;
         if events.len() >= wanted {
             return events;
@@ -303,7 +308,8 @@ async fn the_demo_cdk_pushes_its_price_drops() {
     assert_eq!(dropped["event_answered"], 202, "{dropped}");
     let vin = dropped["vin"].as_str().unwrap();
     let args = json!({ "dealership_id": "demo-cdk", "types": ["vehicle.updated"], "limit": 100 });
-    for _ in 0..100 {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while std::time::Instant::now() < deadline {
         let page = ok(&call(&client, "events.list", args.clone()).await);
         let events = page["events"].as_array().unwrap();
         if let Some(event) = events.iter().find(|e| e["data"]["vin"] == vin) {

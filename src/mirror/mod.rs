@@ -99,6 +99,8 @@ struct State {
     held_back: Option<HeldBack>,
     /// The stored copy's version this copy matches (see `store::mirror::Standing`).
     stored_changed_at: Option<String>,
+    /// Successful upstream reads by this process so far.
+    reads: u64,
 }
 
 /// How a sync reads the upstream.
@@ -111,6 +113,10 @@ enum Read {
     Full,
     /// Only when there is no copy yet (the first calls wait for it).
     IfMissing,
+    /// As `Changes`, unless this process has read the upstream since its
+    /// `reads` count was the one given: the background loop's first read,
+    /// which an agent's first call may have made already.
+    ChangesUnlessReadSince(u64),
 }
 
 /// Deltas ask from a little before the last good read: upstream clocks and
@@ -172,8 +178,9 @@ impl Mirror {
             if let Err(e) = self.load(d).await {
                 tracing::warn!(dealership = %d.id, error = %e, "Could not load the mirrored inventory; reading it afresh.");
             }
+            let reads = d.read().reads;
             let (mirror, d, cancel) = (self.clone(), d.clone(), cancel.child_token());
-            tokio::spawn(async move { mirror.run(&d, cancel).await });
+            tokio::spawn(async move { mirror.run(&d, reads, cancel).await });
         }
     }
 
@@ -249,9 +256,12 @@ impl Mirror {
         self.sync(d, Read::Full).await.map(|_| ())
     }
 
-    async fn run(&self, d: &Dealership, cancel: CancellationToken) {
+    /// `reads_at_start`: this process's read count when the loop was started;
+    /// a read made since (by the first agent call) is the loop's first one.
+    async fn run(&self, d: &Dealership, reads_at_start: u64, cancel: CancellationToken) {
         let mut signals = self.inner.store.signals();
         let mut reading = d.reads_upstream();
+        let mut next_read = Read::ChangesUnlessReadSince(reads_at_start);
         loop {
             let now_reading = d.reads_upstream();
             if now_reading {
@@ -260,7 +270,8 @@ impl Mirror {
                 if !reading && let Err(e) = self.load(d).await {
                     tracing::warn!(dealership = %d.id, error = %e, "Could not load the mirrored inventory before reading it.");
                 }
-                if let Err(e) = self.sync(d, Read::Changes).await {
+                let read = std::mem::replace(&mut next_read, Read::Changes);
+                if let Err(e) = self.sync(d, read).await {
                     tracing::warn!(dealership = %d.id, error = %e, "Inventory read failed; serving the last good copy.");
                 }
             } else {
@@ -336,9 +347,16 @@ impl Mirror {
     ) -> Result<Arc<InventorySnapshot>, MirrorError> {
         let _turn = d.syncing.lock().await;
         // Callers that queued behind the first read take its copy.
-        let held = d.read().copy.clone();
-        if let (Read::IfMissing, Some(copy)) = (read, held) {
-            return Ok(copy);
+        let (held, reads) = {
+            let state = d.read();
+            (state.copy.clone(), state.reads)
+        };
+        match (read, held) {
+            (Read::IfMissing, Some(copy)) => return Ok(copy),
+            (Read::ChangesUnlessReadSince(before), Some(copy)) if reads > before => {
+                return Ok(copy);
+            }
+            _ => {}
         }
         if !d.reads_upstream() {
             return self.unrecorded_copy(d).await;
@@ -391,6 +409,7 @@ impl Mirror {
                 .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         }
         state.last_success_at = Some(now);
+        state.reads += 1;
         if full {
             state.last_full_at = Some(now);
         }
@@ -463,7 +482,8 @@ impl Mirror {
             (state.last_full_at, state.last_success_at)
         };
         let now = Utc::now();
-        let delta_allowed = read == Read::Changes
+        let changes_wanted = matches!(read, Read::Changes | Read::ChangesUnlessReadSince(_));
+        let delta_allowed = changes_wanted
             && d.adapter.inventory_delta().is_some_and(|full_every| {
                 last_full.is_some_and(|at| {
                     now.signed_duration_since(at)
