@@ -124,6 +124,9 @@ impl Runtime {
             )
             .await;
         leases.start(cancel.child_token());
+        if let Some(quotas) = &self.parts.quotas {
+            quotas.spawn_heartbeats(cancel.child_token());
+        }
         let p = self.parts;
         let services = Services::new(ServiceParts {
             dealerships: p.dealerships,

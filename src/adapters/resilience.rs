@@ -15,7 +15,8 @@ use tokio::time::Instant;
 
 use super::AdapterError;
 use crate::config::{BreakerConfig, ResilienceConfig, RetryConfig};
-use crate::quotas::{Admission, SharedQuota, SharedQuotaStore};
+use crate::quotas::window::{default_margin, governor_quota, spacing};
+use crate::quotas::{Admission, SharedQuotaStore, SharedVendorQuota};
 use crate::telemetry::metrics::{Metrics, RateLimitLabels, UpstreamLabels, UpstreamName};
 
 const DEFAULT_MAX_QUEUE_WAIT: Duration = Duration::from_secs(2);
@@ -25,7 +26,7 @@ pub struct UpstreamPolicy {
     name: String,
     limiter: Option<DefaultDirectRateLimiter>,
     /// The same quota counted across replicas (`[quotas]`), after the local limiter.
-    shared: Option<SharedQuota>,
+    shared: Option<SharedVendorQuota>,
     max_wait: Duration,
     retry: RetryConfig,
     breaker: Breaker,
@@ -40,15 +41,23 @@ impl UpstreamPolicy {
         metrics: Arc<Metrics>,
         shared: Option<&Arc<SharedQuotaStore>>,
     ) -> Self {
+        // The vendor counts a sliding window: spaced so none holds more than
+        // its quota, with the margin for jitter (burst 1 unless it names one).
+        let margin = |per| config.quota_margin.unwrap_or_else(|| default_margin(per));
         let limiter = config
             .rate_limit
             .as_ref()
-            .and_then(|r| r.quota(1))
+            .and_then(|r| {
+                let window = r.per.checked_add(margin(r.per))?;
+                spacing(r.requests, r.burst.unwrap_or(1), window)
+            })
+            .and_then(governor_quota)
             .map(DefaultDirectRateLimiter::direct);
-        // Burst 1 by default, as the local limiter: a vendor sees no spike from replicas either.
         let shared = shared
             .zip(config.rate_limit.as_ref())
-            .and_then(|(store, rate)| SharedQuota::new(store.clone(), "upstream", rate, 1));
+            .and_then(|(store, rate)| {
+                SharedVendorQuota::new(store.clone(), rate, margin(rate.per))
+            });
         let breaker = Breaker::new(config.circuit_breaker, name.to_owned(), metrics.clone());
         Self {
             name: name.to_owned(),
@@ -146,7 +155,7 @@ impl UpstreamPolicy {
 
     async fn acquire_shared(
         &self,
-        shared: &SharedQuota,
+        shared: &SharedVendorQuota,
         deadline: Instant,
     ) -> Result<(), AdapterError> {
         loop {

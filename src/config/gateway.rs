@@ -132,8 +132,16 @@ impl ToolClass {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResilienceConfig {
-    /// The vendor's documented quota; the bridge never sends faster.
+    /// The vendor's documented quota: at most `requests` in any window of
+    /// `per`, wherever the window falls; the bridge never sends more.
     pub rate_limit: Option<Rate>,
+    /// Headroom in that window for network and clock jitter: requests are
+    /// spaced for a window this much longer than `per`, so one arriving up to
+    /// this much late still keeps the vendor's count (default: a tenth of
+    /// `per`, at most 1s).
+    #[serde(default, with = "humantime_serde::option")]
+    #[schemars(with = "Option<String>")]
+    pub quota_margin: Option<Duration>,
     /// How long a call may wait for the quota before it gets `rate_limited` (default 2s).
     #[serde(default, with = "humantime_serde::option")]
     #[schemars(with = "Option<String>")]

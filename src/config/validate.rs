@@ -4,7 +4,9 @@
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
-use super::{Cidr, Config, ConfigError, DealershipConfig, TokenConfig, UpstreamConfig};
+use super::{
+    Cidr, Config, ConfigError, DealershipConfig, ResilienceConfig, TokenConfig, UpstreamConfig,
+};
 use crate::config::catalog;
 use crate::contract::Scope;
 use crate::model::Domain;
@@ -207,6 +209,7 @@ fn validate_upstream(
             "upstream ids use 1-64 characters from a-z, 0-9, - and _",
         ));
     }
+    check_vendor_quota(&format!("{path}.resilience"), upstream.resilience(), errors);
     match upstream {
         UpstreamConfig::Rest(r) => {
             check_url(&format!("{path}.base_url"), &r.base_url, errors);
@@ -242,6 +245,32 @@ fn validate_upstream(
         }
         UpstreamConfig::AdfHttp(h) => check_url(&format!("{path}.url"), &h.url, errors),
         UpstreamConfig::AdfEmail(e) => super::leads::validate_email(path, e, errors),
+    }
+}
+
+/// A vendor quota the bridge can keep: no window may hold more than
+/// `requests`, so a burst cannot be larger, and the margin is part of a window.
+fn check_vendor_quota(path: &str, resilience: &ResilienceConfig, errors: &mut Vec<ConfigError>) {
+    let Some(rate) = resilience.rate_limit else {
+        return;
+    };
+    if rate.requests == 0 || rate.per.is_zero() {
+        errors.push(ConfigError::new(
+            format!("{path}.rate_limit"),
+            "requests and per must be above zero",
+        ));
+    }
+    if rate.burst.is_some_and(|b| b > rate.requests) {
+        errors.push(ConfigError::new(
+            format!("{path}.rate_limit.burst"),
+            "must be at most requests: no window of the vendor's may hold more",
+        ));
+    }
+    if resilience.quota_margin.is_some_and(|m| m > rate.per) {
+        errors.push(ConfigError::new(
+            format!("{path}.quota_margin"),
+            "must be at most rate_limit.per",
+        ));
     }
 }
 

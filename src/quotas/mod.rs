@@ -3,5 +3,8 @@
 //! it, the gateway counts callers. It uses config and telemetry only.
 
 mod shared;
+pub mod vendor;
+pub mod window;
 
 pub use shared::{Admission, SharedQuota, SharedQuotaError, SharedQuotaStatus, SharedQuotaStore};
+pub use vendor::SharedVendorQuota;

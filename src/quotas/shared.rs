@@ -45,7 +45,7 @@ return {1, 0}
 
 /// After Redis failed, checks skip it this long before trying again, so a
 /// hung Redis costs one timeout per interval, not one per call.
-const RETRY_REDIS_AFTER: Duration = Duration::from_secs(1);
+pub(super) const RETRY_REDIS_AFTER: Duration = Duration::from_secs(1);
 
 /// What a quota said about one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,10 +87,26 @@ pub struct SharedQuotaStore {
     script: redis::Script,
     prefix: String,
     timeout: Duration,
-    replicas: u32,
-    /// Set after a failure: Redis is not asked before then.
-    skip_until: Mutex<Option<(Instant, String)>>,
-    metrics: Arc<Metrics>,
+    pub(super) replicas: u32,
+    /// This process among the replicas present (vendor quotas, [`super::vendor`]).
+    pub(super) replica_id: String,
+    pub(super) standing: Mutex<Standing>,
+    pub(super) metrics: Arc<Metrics>,
+}
+
+/// What this replica knows of Redis.
+#[derive(Default, Clone)]
+pub(super) struct Standing {
+    /// Set after a failure: Redis is not asked before then (and why it failed).
+    pub skip_until: Option<(Instant, String)>,
+    /// Cut off since the last failure, until Redis answers again: vendor
+    /// quotas decide locally (see [`super::vendor`]).
+    pub cut_off: bool,
+    /// When Redis last counted this replica present.
+    pub present_at: Option<Instant>,
+    /// Vendor requests decided here while cut off stay in the vendor's
+    /// window until then.
+    pub local_until: Option<Instant>,
 }
 
 impl SharedQuotaStore {
@@ -108,7 +124,8 @@ impl SharedQuotaStore {
             prefix: config.prefix.clone(),
             timeout: config.timeout,
             replicas: config.replicas.max(1),
-            skip_until: Mutex::new(None),
+            replica_id: uuid::Uuid::new_v4().simple().to_string(),
+            standing: Mutex::new(Standing::default()),
             metrics,
         }))
     }
@@ -122,30 +139,64 @@ impl SharedQuotaStore {
         }
     }
 
-    /// When Redis may be asked again, and why it failed, during an outage.
+    /// When Redis may be asked again, and why it failed, during an outage;
+    /// on the way back, while vendor requests decided here age out.
     fn outage(&self) -> Option<(Instant, String)> {
-        self.skip_until.lock().ok()?.clone()
+        let standing = self.standing.lock().ok()?;
+        if let Some(outage) = &standing.skip_until {
+            return Some(outage.clone());
+        }
+        let rejoining = standing
+            .local_until
+            .filter(|until| Instant::now() < *until)?;
+        Some((
+            rejoining,
+            "back from an outage; vendor requests decided alone are still in the vendor's window"
+                .into(),
+        ))
     }
 
     /// Whether checks skip Redis now (it failed less than [`RETRY_REDIS_AFTER`] ago).
-    fn skipping(&self) -> bool {
-        self.outage()
-            .is_some_and(|(until, _)| Instant::now() < until)
+    pub(super) fn skipping(&self) -> bool {
+        self.standing.lock().is_ok_and(|s| {
+            s.skip_until
+                .as_ref()
+                .is_some_and(|(until, _)| Instant::now() < *until)
+        })
     }
 
-    fn mark_down(&self, error: &SharedQuotaError) {
+    pub(super) fn mark_down(&self, error: &SharedQuotaError) {
         tracing::warn!(error = %error, "Shared quotas unreachable; this replica enforces its local share.");
-        if let Ok(mut guard) = self.skip_until.lock() {
-            *guard = Some((Instant::now() + RETRY_REDIS_AFTER, error.to_string()));
+        if let Ok(mut standing) = self.standing.lock() {
+            standing.skip_until = Some((Instant::now() + RETRY_REDIS_AFTER, error.to_string()));
+            standing.cut_off = true;
         }
     }
 
-    fn mark_up(&self) {
-        if let Ok(mut guard) = self.skip_until.lock()
-            && guard.take().is_some()
-        {
-            tracing::info!("Shared quotas reachable again.");
+    pub(super) fn mark_up(&self) {
+        if let Ok(mut standing) = self.standing.lock() {
+            standing.cut_off = false;
+            if standing.skip_until.take().is_some() {
+                tracing::info!("Shared quotas reachable again.");
+            }
         }
+    }
+
+    /// `PREFIX` + `name`.
+    pub(super) fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// Runs `invoke` on the connection within the configured timeout.
+    pub(super) async fn within_timeout<T, F, Fut>(&self, invoke: F) -> Result<T, SharedQuotaError>
+    where
+        F: FnOnce(ConnectionManager) -> Fut,
+        Fut: std::future::Future<Output = Result<T, SharedQuotaError>>,
+    {
+        let attempt = async { invoke(self.connection().await?).await };
+        tokio::time::timeout(self.timeout, attempt)
+            .await
+            .map_err(|_| SharedQuotaError::Timeout(self.timeout))?
     }
 
     /// One GCRA check in Redis, within the configured timeout.
@@ -154,20 +205,17 @@ impl SharedQuotaStore {
         key: &str,
         rate: GcraRate,
     ) -> Result<Admission, SharedQuotaError> {
-        let attempt = async {
-            let mut connection = self.connection().await?;
+        self.within_timeout(|mut connection| async move {
             let answer: Vec<i64> = self
                 .script
-                .key(format!("{}{key}", self.prefix))
+                .key(self.key(key))
                 .arg(rate.interval_us)
                 .arg(rate.burst)
                 .invoke_async(&mut connection)
                 .await?;
             admission_from(answer)
-        };
-        tokio::time::timeout(self.timeout, attempt)
-            .await
-            .map_err(|_| SharedQuotaError::Timeout(self.timeout))?
+        })
+        .await
     }
 
     /// The shared connection, made when there is none yet. The manager
@@ -191,7 +239,7 @@ impl SharedQuotaStore {
     }
 }
 
-fn admission_from(answer: Vec<i64>) -> Result<Admission, SharedQuotaError> {
+pub(super) fn admission_from(answer: Vec<i64>) -> Result<Admission, SharedQuotaError> {
     match answer.as_slice() {
         [1, _] => Ok(Admission::Allowed),
         [0, wait_us] if *wait_us >= 0 => Ok(Admission::Refused {
