@@ -292,9 +292,18 @@ pub async fn read_jsonrpc(
     if let Some(refusal) = check_message(&bytes) {
         return refusal;
     }
+    let mut parts = parts;
+    parts.extensions.insert(ReadBody(bytes.clone()));
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
 }
+
+/// A request body this front has read (within its limits) and checked as a
+/// JSON-RPC message: what later layers may look at. A request without it
+/// carries a body no one here has read, and none may read it: rmcp refuses
+/// such requests (405, 406, 415) without reading their bodies.
+#[derive(Debug, Clone)]
+pub struct ReadBody(pub Bytes);
 
 /// 404 with -32601 for a method the request's own protocol revision removed
 /// (see [`super::era`]).

@@ -3,13 +3,13 @@
 //! the 403 `insufficient_scope` that names the scope a tool needs (so a
 //! host can ask the user for just that).
 
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use super::front::ReadBody;
 use super::http::HttpCaller;
 use crate::gateway::Gateway;
 use crate::gateway::auth::OAuthVerifier;
@@ -88,20 +88,17 @@ pub async fn require_tool_scope(
     let Some(oauth) = gateway.authenticator().oauth().filter(|_| signed_in) else {
         return next.run(request).await;
     };
-    let (parts, body) = request.into_parts();
-    // The front has read the body already; this takes it back as it is.
-    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
-        return StatusCode::BAD_REQUEST.into_response();
-    };
-    let missing = parts
-        .extensions
-        .get::<HttpCaller>()
-        .and_then(|caller| missing_scope(&bytes, &caller.principal));
+    // Only a body the front has read within its size and time limits is
+    // looked at; any other request is refused by rmcp without its body read.
+    let missing = request
+        .extensions()
+        .get::<ReadBody>()
+        .zip(request.extensions().get::<HttpCaller>())
+        .and_then(|(body, caller)| missing_scope(&body.0, &caller.principal));
     if let Some(scope) = missing {
         return insufficient_scope(oauth, scope);
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    next.run(request).await
 }
 
 /// The scope a `tools/call` in `body` needs and the principal lacks.
