@@ -1,6 +1,9 @@
 //! The authorization server's signing keys: found through its metadata,
 //! fetched within a bounded time, kept, and fetched again when a token names
-//! a key not seen yet (key rotation), at most once per interval.
+//! a key not seen yet (key rotation), at most once per interval. A fetch that
+//! failed counts as one: while the issuer is down, a token naming an unknown
+//! key (anyone can make one) is refused at once instead of waiting for a
+//! fetch of its own, and tokens arriving during a fetch share it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,18 +38,15 @@ pub struct KeySource {
     pub refresh_min_interval: Duration,
 }
 
-/// The keys last fetched, and when.
-struct Fetched {
-    keys: Arc<JwkSet>,
-    at: Instant,
-}
-
 pub struct Keys {
     source: KeySource,
     http: reqwest::Client,
-    current: RwLock<Option<Fetched>>,
-    /// One fetch at a time: a burst of tokens naming an unknown key waits
-    /// for the same fetch.
+    /// The keys last fetched.
+    current: RwLock<Option<Arc<JwkSet>>>,
+    /// When the last fetch started, whether it succeeded or not.
+    last_attempt: RwLock<Option<Instant>>,
+    /// Held by the fetch in flight: tokens arriving meanwhile wait for it
+    /// and take its keys, rather than queueing fetches of their own.
     fetching: Mutex<()>,
 }
 
@@ -56,6 +56,7 @@ impl Keys {
             source,
             http,
             current: RwLock::new(None),
+            last_attempt: RwLock::new(None),
             fetching: Mutex::new(()),
         }
     }
@@ -67,33 +68,39 @@ impl Keys {
         if let Some(found) = self.lookup(kid).await {
             return Ok(Some(found));
         }
-        let _turn = self.fetching.lock().await;
-        // Someone else may have fetched while this call waited its turn.
+        let _turn = match self.fetching.try_lock() {
+            Ok(turn) => turn,
+            Err(_) => {
+                // A fetch is in flight: its keys are this call's answer.
+                drop(self.fetching.lock().await);
+                return Ok(self.lookup(kid).await);
+            }
+        };
+        // A fetch may have ended between the lookup and taking the turn.
         if let Some(found) = self.lookup(kid).await {
             return Ok(Some(found));
         }
         if !self.may_fetch().await {
             return Ok(None);
         }
+        *self.last_attempt.write().await = Some(Instant::now());
         let keys = self.fetch().await?;
         let found = pick(&keys, kid);
-        *self.current.write().await = Some(Fetched {
-            keys: Arc::new(keys),
-            at: Instant::now(),
-        });
+        *self.current.write().await = Some(Arc::new(keys));
         Ok(found)
     }
 
     async fn lookup(&self, kid: Option<&str>) -> Option<Jwk> {
         let current = self.current.read().await;
-        current.as_ref().and_then(|f| pick(&f.keys, kid))
+        current.as_ref().and_then(|keys| pick(keys, kid))
     }
 
+    /// Whether the last fetch, failed or not, is old enough for another.
     async fn may_fetch(&self) -> bool {
-        let current = self.current.read().await;
-        current
-            .as_ref()
-            .is_none_or(|f| f.at.elapsed() >= self.source.refresh_min_interval)
+        self.last_attempt
+            .read()
+            .await
+            .is_none_or(|at| at.elapsed() >= self.source.refresh_min_interval)
     }
 
     async fn fetch(&self) -> Result<JwkSet, KeysError> {

@@ -160,6 +160,11 @@ impl OAuthVerifier {
     /// The token's claims, once its signature, issuer, audience and times hold.
     async fn check(&self, token: &str) -> Result<Value, Refused> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| Refused::Malformed)?;
+        // RFC 7515 §4.1.11: extensions named in `crit` must be understood,
+        // and this verifier understands none.
+        if names_critical_extensions(token) {
+            return Err(Refused::Malformed);
+        }
         // Asymmetric signatures only: `none` does not parse as an algorithm,
         // and HMAC would let a public key pose as a shared secret.
         if !matches!(header.alg, Algorithm::RS256 | Algorithm::ES256) {
@@ -183,9 +188,14 @@ impl OAuthVerifier {
         validation.leeway = self.leeway.as_secs();
         validation.validate_nbf = true;
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        jsonwebtoken::decode::<Value>(token, &key, &validation)
+        let claims = jsonwebtoken::decode::<Value>(token, &key, &validation)
             .map(|data| data.claims)
-            .map_err(|e| refused_for(e.kind()))
+            .map_err(|e| refused_for(e.kind()))?;
+        // RFC 7519 §4.1.1: one StringOrURI; the library also takes a list.
+        if !claims.get("iss").is_some_and(Value::is_string) {
+            return Err(Refused::Issuer);
+        }
+        Ok(claims)
     }
 
     fn principal_of(&self, claims: &Value) -> Result<Principal, Refused> {
@@ -219,6 +229,19 @@ impl OAuthVerifier {
             scopes,
         })
     }
+}
+
+/// Whether the token's protected header has a `crit` member (or cannot be read).
+fn names_critical_extensions(token: &str) -> bool {
+    use base64::Engine;
+    let Some(segment) = token.split('.').next() else {
+        return true;
+    };
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(segment.trim_end_matches('='))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Map<String, Value>>(&bytes).ok())
+        .is_none_or(|header| header.contains_key("crit"))
 }
 
 /// Whether the published key is one for this algorithm.

@@ -49,6 +49,28 @@ impl SigningKey {
         jsonwebtoken::encode(&header, claims, &self.encoding)
     }
 
+    /// As [`sign`](Self::sign), with `extra` members in the protected header
+    /// (`crit`, say), which the library's own header type cannot carry.
+    pub fn sign_with_header<T: Serialize>(
+        &self,
+        claims: &T,
+        extra: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<String, OAuthError> {
+        let mut header = serde_json::json!({ "alg": "ES256", "typ": "JWT", "kid": self.kid });
+        for (name, value) in extra {
+            header[name] = value.clone();
+        }
+        let json = |e: serde_json::Error| OAuthError::Key(e.to_string());
+        let signing_input = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(serde_json::to_vec(&header).map_err(json)?),
+            URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims).map_err(json)?)
+        );
+        let signature =
+            jsonwebtoken::crypto::sign(signing_input.as_bytes(), &self.encoding, Algorithm::ES256)?;
+        Ok(format!("{signing_input}.{signature}"))
+    }
+
     pub fn kid(&self) -> &str {
         &self.kid
     }

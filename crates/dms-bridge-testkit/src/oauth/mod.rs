@@ -315,6 +315,16 @@ impl DemoAuthServer {
         Ok(self.shared.key.sign(claims)?)
     }
 
+    /// `claims` signed with the published key, with `extra` members in the
+    /// token's protected header.
+    pub fn mint_with_header<T: Serialize>(
+        &self,
+        claims: &T,
+        extra: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<String, OAuthError> {
+        self.shared.key.sign_with_header(claims, extra)
+    }
+
     /// `claims` signed with a key that is not in the JWK Set, under the
     /// published key's `kid`: a verifier that checks signatures refuses it.
     pub fn mint_with_foreign_key<T: Serialize>(&self, claims: &T) -> Result<String, OAuthError> {
