@@ -9,9 +9,9 @@
 //!   id, and the CRM got no lead the store does not hold;
 //! - a key sent to three replicas made one lead and one booking;
 //! - each dealership's event sequences are 1..=n, no gap, no repeat;
-//! - the vendor never saw more than its quota in any second, under about ten
-//!   times that load from callers, who got `rate_limited` with a
-//!   `retry_after_ms` instead;
+//! - the vendor never saw more than its quota in any window of its own, under
+//!   ten times that load from callers (a ratio, not a rate: it holds on any
+//!   machine), who got `rate_limited` with a `retry_after_ms` instead;
 //! - the agents' shared caller quota held across the replicas.
 //!
 //! `DMS_BRIDGE_CHAOS_REPLICAS` (default 3) and `DMS_BRIDGE_CHAOS_SECONDS`
@@ -47,10 +47,15 @@ const WORKERS: usize = 8;
 /// Workers 0..AGENTS send leads and bookings as `agent`; the rest check
 /// availability as `shopper`, as fast as they can.
 const AGENTS: usize = 4;
-/// The scheduler's documented quota, per second (burst 1).
+/// The scheduler's documented quota: this many in any [`VENDOR_WINDOW`] (burst 1).
 const VENDOR_RATE: usize = 3;
-/// The `agent` token's quota, per second, shared by every replica.
-const AGENT_RATE: usize = 8;
+const VENDOR_WINDOW: Duration = Duration::from_secs(2);
+/// Headroom for the jitter between a replica's decision and the vendor's
+/// clock, on a machine this test loads to the full.
+const VENDOR_MARGIN: &str = "300ms";
+/// The `agent` token's quota, per second, shared by every replica: far below
+/// what four agents send on any machine, so it always binds.
+const AGENT_RATE: usize = 2;
 
 fn replicas() -> usize {
     std::env::var("DMS_BRIDGE_CHAOS_REPLICAS")
@@ -110,10 +115,10 @@ async fn record(hits: Arc<Mutex<Vec<Hit>>>, request: Request, next: Next) -> Res
 fn config(listen: SocketAddr, store: &str, redis: &str, crm: &str, vendor: &str) -> String {
     let service_hours = r#"[{ department = "service", weekly = { monday = "07:00-18:00", tuesday = "07:00-18:00", wednesday = "07:00-18:00", thursday = "07:00-18:00", friday = "07:00-18:00" } }]"#;
     let vendor_quota = format!(
-        "{{ rate_limit = {{ requests = {VENDOR_RATE}, per = \"1s\" }}, max_queue_wait = \"20ms\", retries = {{ max = 0 }} }}"
+        "{{ rate_limit = {{ requests = {VENDOR_RATE}, per = \"{}s\" }}, quota_margin = \"{VENDOR_MARGIN}\", max_queue_wait = \"20ms\", retries = {{ max = 0 }} }}",
+        VENDOR_WINDOW.as_secs()
     );
     BridgeConfig::new()
-        .generous_writes()
         .no_cache()
         .call_timeout("5s")
         .section("server", &format!("listen = {}", quoted(&listen.to_string())))
@@ -131,7 +136,7 @@ fn config(listen: SocketAddr, store: &str, redis: &str, crm: &str, vendor: &str)
         )
         .section(
             "leads",
-            r#"delivery = { max_attempts = 50, base_delay = "50ms", max_delay = "400ms", lease = "3s", concurrency = 4 }"#,
+            r#"delivery = { max_attempts = 50, base_delay = "50ms", max_delay = "400ms", lease = "8s", concurrency = 4 }"#,
         )
         .dealership(
             Dealership::acme()
@@ -145,7 +150,7 @@ fn config(listen: SocketAddr, store: &str, redis: &str, crm: &str, vendor: &str)
             Upstream::adf_http(&format!("{crm}/adf/acme"))
                 .set("token", secret("crm-token"))
                 .set("hmac_secret", secret("crm-key"))
-                .timeout("1s"),
+                .timeout("5s"),
         )
         .upstream(
             "xtime",
@@ -216,8 +221,10 @@ impl Tally {
         let scope = error["details"]["scope"].as_str().unwrap_or("?").to_owned();
         *self.rate_limited.lock().unwrap().entry(scope).or_default() += 1;
         let wait = error["details"]["retry_after_ms"].as_u64();
+        // Usable: positive and bounded (a replica cut off from Redis waits
+        // out the presence TTL and a window, some 5 s, before it may decide alone).
         match wait {
-            Some(ms) if (1..=1_000).contains(&ms) => Some(Duration::from_millis(ms)),
+            Some(ms) if (1..=10_000).contains(&ms) => Some(Duration::from_millis(ms)),
             _ => {
                 self.unusable_retry_after
                     .lock()
@@ -639,12 +646,13 @@ async fn replicas_lose_nothing_double_nothing_and_keep_every_quota_through_kills
             .unwrap();
     assert_eq!(created as usize, stored.len(), "one lead.created per lead");
 
-    // Quotas: the vendor's in every second, the agents' over the burst.
+    // Quotas: the vendor's in every window, the agents' over the burst.
     let mut times: Vec<Instant> = hits.iter().map(|h| h.at).collect();
     times.sort();
-    let busiest = busiest_window(&times, Duration::from_secs(1));
+    let busiest = busiest_window(&times, VENDOR_WINDOW);
     let attempts = tally.vendor_attempts.load(Ordering::Relaxed);
     let per_second = attempts as f64 / elapsed.as_secs_f64();
+    let load = attempts as f64 / hits.len().max(1) as f64;
     let admitted = tally.agent_admitted.load(Ordering::Relaxed);
     let refused = tally.rate_limited.lock().unwrap().clone();
     let mut fallbacks = 0.0;
@@ -652,7 +660,7 @@ async fn replicas_lose_nothing_double_nothing_and_keep_every_quota_through_kills
         fallbacks += metric(r.addr, "dms_bridge_quota_fallbacks_total").await;
     }
     eprintln!(
-        "chaos summary: replicas={} seconds={:.1} leads_accepted={} leads_stored={} crm_requests={} crm_duplicates_dropped={} shared_lead_keys={} booking_keys={} vendor_requests={} vendor_busiest_second={} vendor_quota={} vendor_tool_calls_per_s={:.0} agent_admitted={} agent_quota={}/s rate_limited={:?} quota_fallbacks={} events={}",
+        "chaos summary: replicas={} seconds={:.1} leads_accepted={} leads_stored={} crm_requests={} crm_duplicates_dropped={} shared_lead_keys={} booking_keys={} vendor_requests={} vendor_busiest_window={} vendor_quota={}/{:?} vendor_tool_calls_per_s={:.0} load={:.0}x agent_admitted={} agent_quota={}/s rate_limited={:?} quota_fallbacks={} events={}",
         replicas.len(),
         elapsed.as_secs_f64(),
         accepted.len(),
@@ -664,22 +672,31 @@ async fn replicas_lose_nothing_double_nothing_and_keep_every_quota_through_kills
         hits.len(),
         busiest,
         VENDOR_RATE,
+        VENDOR_WINDOW,
         per_second,
+        load,
         admitted,
         AGENT_RATE,
         refused,
         fallbacks,
         by_dealership.values().map(Vec::len).sum::<usize>(),
     );
+    // Ten times what the vendor took was aimed at it: a ratio, whatever
+    // the machine's speed.
     assert!(
-        per_second >= 10.0 * VENDOR_RATE as f64,
-        "the load on the vendor's tools was only {per_second:.0}/s"
+        load >= 10.0,
+        "{attempts} calls aimed at the vendor's tools for {} vendor requests",
+        hits.len()
     );
-    // GCRA with burst 1 spaces admissions by 1/rate: at most `rate` start in
-    // any one-second window, plus one for arrival jitter at the window's edge.
+    // Exactly the quota in every window of the vendor's, across the replicas,
+    // a kill and restart, and any replica deciding alone.
+    let offsets: Vec<u128> = times
+        .iter()
+        .map(|t| t.duration_since(times[0]).as_millis())
+        .collect();
     assert!(
-        busiest <= VENDOR_RATE + 1,
-        "the vendor got {busiest} requests in one second (quota {VENDOR_RATE}/s)"
+        busiest <= VENDOR_RATE,
+        "the vendor got {busiest} requests in {VENDOR_WINDOW:?} (quota {VENDOR_RATE}): {offsets:?}"
     );
     let allowed = AGENT_RATE as f64 * (elapsed.as_secs_f64() + 1.0) + AGENT_RATE as f64;
     assert!(

@@ -19,10 +19,6 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const CACHE_META: &str = "io.dms-bridge/cache";
 
-/// Generous caller quotas so that the defaults never interfere with many calls.
-const GENEROUS_QUOTAS: &str =
-    "\n[rate_limits]\nper_token = { requests = 100000, per = \"1m\", burst = 10000 }\n";
-
 async fn mount_inventory(server: &MockServer, response: ResponseTemplate) {
     Mock::given(method("GET"))
         .and(path(INVENTORY_PATH))
@@ -92,8 +88,14 @@ fn metric(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn hundred_concurrent_identical_searches_make_one_upstream_request() {
-    let server = upstream(inventory_ok().set_delay(Duration::from_millis(300))).await;
-    let bridge = with_config(&rest_config(&server.uri(), GENEROUS_QUOTAS)).await;
+    // The upstream takes long enough (3 s) that every call is in flight before
+    // it answers on any machine; the timeouts leave it room.
+    let server = upstream(inventory_ok().set_delay(Duration::from_secs(3))).await;
+    let toml = rest(&server.uri())
+        .call_timeout("60s")
+        .edit_upstream("cdk", |cdk| cdk.timeout("30s"))
+        .render();
+    let bridge = with_config(&toml).await;
     let mut clients = Vec::new();
     for _ in 0..5 {
         clients.push(Arc::new(connect(&bridge.url, Some("acme-token")).await));
@@ -117,7 +119,7 @@ async fn hundred_concurrent_identical_searches_make_one_upstream_request() {
     for task in tasks {
         let (result, took) = task.await.unwrap();
         results.push(result);
-        overlapping += usize::from(took >= Duration::from_millis(250));
+        overlapping += usize::from(took >= Duration::from_millis(2500));
     }
 
     assert_eq!(
@@ -140,7 +142,7 @@ async fn hundred_concurrent_identical_searches_make_one_upstream_request() {
         (1, 99),
         "exactly one caller made the upstream call"
     );
-    // Most calls were in flight while the upstream took its 300 ms, so the cache
+    // Most calls were in flight while the upstream took its 3 s, so the cache
     // had no entry yet when they looked: they were coalesced, not served late.
     assert!(
         overlapping >= 50,
@@ -407,7 +409,7 @@ async fn entries_expire_after_their_ttl() {
     let server = upstream(inventory_ok()).await;
     let bridge = with_config(&rest_config(
         &server.uri(),
-        "\n[cache]\nttl = { inventory = \"1s\" }\n",
+        "\n[cache]\nttl = { inventory = \"3s\" }\n",
     ))
     .await;
     let client = connect(&bridge.url, Some("acme-token")).await;
@@ -417,9 +419,9 @@ async fn entries_expire_after_their_ttl() {
     assert!(hit_of(&search(&client, args.clone()).await));
     assert_eq!(count(&server, INVENTORY_PATH).await, 1);
 
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    tokio::time::sleep(Duration::from_millis(3200)).await;
     let expired = search(&client, args.clone()).await;
-    assert!(!hit_of(&expired), "the entry outlived its 1s TTL");
+    assert!(!hit_of(&expired), "the entry outlived its 3s TTL");
     assert_eq!(count(&server, INVENTORY_PATH).await, 2);
     assert!(hit_of(&search(&client, args).await));
     assert_eq!(count(&server, INVENTORY_PATH).await, 2);
@@ -535,8 +537,15 @@ async fn metrics_count_cache_hits_and_misses() {
 
 #[tokio::test]
 async fn with_the_cache_off_identical_calls_in_flight_still_share_one_result() {
-    let server = upstream(inventory_ok().set_delay(Duration::from_millis(300))).await;
-    let bridge = with_config(&rest_config(&server.uri(), "\n[cache]\nenabled = false\n")).await;
+    // The one upstream read lasts long enough for all ten calls to join it on
+    // any machine; the timeouts leave it room.
+    let server = upstream(inventory_ok().set_delay(Duration::from_secs(5))).await;
+    let toml = rest(&server.uri())
+        .no_cache()
+        .call_timeout("60s")
+        .edit_upstream("cdk", |cdk| cdk.timeout("30s"))
+        .render();
+    let bridge = with_config(&toml).await;
     let client = Arc::new(connect(&bridge.url, Some("acme-token")).await);
     let args = json!({ "dealership_id": "acme", "limit": 2 });
 

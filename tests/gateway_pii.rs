@@ -406,7 +406,6 @@ fn config(upstreams: Vec<(&str, UpstreamTable)>) -> String {
     let mut config = BridgeConfig::new()
         .call_timeout("5s")
         .no_cache()
-        .generous_writes()
         // Every delivery attempt meets the CRM intake's PII-laden 500.
         .section(
             "leads",

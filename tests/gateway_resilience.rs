@@ -180,15 +180,21 @@ async fn a_short_retry_after_is_waited_for() {
         .set_body_string("slow down");
     let (script, arrivals) = Script::new(vec![throttled, inventory_ok()]);
     let server = upstream(script).await;
-    let retries = r#"{ retries = { max = 2, base_delay = "10ms", max_delay = "2s" } }"#;
-    let (_bridge, client) = bridge(&server, "2s", retries).await;
+    // Any other wait than Retry-After's (the 10 ms backoff, the 8 s max_delay)
+    // falls outside the bounds below, whatever the machine's speed.
+    let retries = r#"{ retries = { max = 2, base_delay = "10ms", max_delay = "8s" } }"#;
+    let toml = config(&server.uri(), &server.uri(), "2s", retries)
+        .call_timeout("30s")
+        .render();
+    let bridge = with_config(&toml).await;
+    let client = connect(&bridge.url, Some("acme-token")).await;
 
     ok(&search(&client).await);
     let times = arrivals.lock().unwrap().clone();
     assert_eq!(times.len(), 2, "one retry after the 429");
     let gap = times[1].duration_since(times[0]);
     assert!(
-        gap >= Duration::from_millis(900) && gap < Duration::from_millis(1900),
+        gap >= Duration::from_millis(900) && gap < Duration::from_secs(5),
         "the retry waited {gap:?}, Retry-After said 1 s"
     );
 }
@@ -199,8 +205,13 @@ async fn a_long_retry_after_is_passed_to_the_caller() {
         .insert_header("Retry-After", "30")
         .set_body_string("slow down");
     let server = upstream(throttled).await;
-    let retries = r#"{ retries = { max = 2, base_delay = "10ms", max_delay = "2s" } }"#;
-    let (_bridge, client) = bridge(&server, "2s", retries).await;
+    // Waiting max_delay (8 s), let alone Retry-After, would pass the bound below.
+    let retries = r#"{ retries = { max = 2, base_delay = "10ms", max_delay = "8s" } }"#;
+    let toml = config(&server.uri(), &server.uri(), "2s", retries)
+        .call_timeout("30s")
+        .render();
+    let bridge = with_config(&toml).await;
+    let client = connect(&bridge.url, Some("acme-token")).await;
 
     let started = Instant::now();
     let result = search(&client).await;
@@ -214,7 +225,7 @@ async fn a_long_retry_after_is_passed_to_the_caller() {
         1,
         "a Retry-After beyond max_delay is not waited for"
     );
-    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(6), "took {elapsed:?}");
 }
 
 #[tokio::test]
@@ -235,9 +246,15 @@ async fn refusals_are_not_retried() {
 
 #[tokio::test]
 async fn timeouts_are_retried_then_reported() {
-    let server = upstream(inventory_ok().set_delay(Duration::from_millis(1500))).await;
+    // The upstream never answers within the 1 s timeout; the call deadline
+    // (30 s) is far from three attempts, so only the upstream timeout can fire.
+    let server = upstream(inventory_ok().set_delay(Duration::from_secs(20))).await;
     let retries = r#"{ retries = { max = 2, base_delay = "10ms", max_delay = "50ms" } }"#;
-    let (_bridge, client) = bridge(&server, "300ms", retries).await;
+    let toml = config(&server.uri(), &server.uri(), "1s", retries)
+        .call_timeout("30s")
+        .render();
+    let bridge = with_config(&toml).await;
+    let client = connect(&bridge.url, Some("acme-token")).await;
 
     let started = Instant::now();
     let result = search(&client).await;
@@ -251,8 +268,8 @@ async fn timeouts_are_retried_then_reported() {
     );
     assert_eq!(count(&server, INVENTORY_PATH).await, 3);
     assert!(
-        elapsed >= Duration::from_millis(900) && elapsed < Duration::from_millis(3000),
-        "three 300 ms attempts took {elapsed:?}"
+        elapsed >= Duration::from_secs(3) && elapsed < Duration::from_secs(20),
+        "three 1 s attempts took {elapsed:?}"
     );
 }
 
@@ -271,12 +288,14 @@ async fn connection_resets_are_retried_then_unavailable() {
             drop(stream);
         }
     });
+    // A reset must fail at once, not wait out the 30 s timeout.
     let toml = config(
         &format!("http://{address}"),
         &tokens.uri(),
-        "2s",
+        "30s",
         FAST_RETRIES,
     )
+    .call_timeout("60s")
     .render();
     let bridge = with_config(&toml).await;
     let client = connect(&bridge.url, Some("acme-token")).await;
@@ -293,7 +312,7 @@ async fn connection_resets_are_retried_then_unavailable() {
         "one attempt plus max = 2 retries"
     );
     assert_eq!(count(&tokens, TOKEN_PATH).await, 1);
-    assert!(elapsed < Duration::from_secs(2), "took {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
     acceptor.abort();
 }
 
@@ -311,9 +330,11 @@ async fn an_unreadable_answer_is_not_retried() {
 
 #[tokio::test]
 async fn the_circuit_opens_fails_fast_and_closes_after_a_good_trial() {
+    // open_for is long next to the few local calls made while it is open, so
+    // the checks of the open circuit hold on any machine; the test waits it out.
     let server = upstream(status(503)).await;
     let breaker =
-        r#"{ retries = { max = 0 }, circuit_breaker = { failures = 3, open_for = "1s" } }"#;
+        r#"{ retries = { max = 0 }, circuit_breaker = { failures = 3, open_for = "6s" } }"#;
     let (bridge, client) = bridge(&server, "2s", breaker).await;
     assert_eq!(circuit_metric(&bridge).await, Some(0.0));
     assert_eq!(readyz(&bridge).await.1["upstreams"]["cdk"], "closed");
@@ -325,24 +346,17 @@ async fn the_circuit_opens_fails_fast_and_closes_after_a_good_trial() {
     }
     let opened = Instant::now();
 
-    let started = Instant::now();
-    let result = search(&client).await;
-    let elapsed = started.elapsed();
-    let error = err(&result);
+    let error = err(&search(&client).await);
     assert_eq!(error["code"], "upstream.unavailable", "{error}");
     assert_eq!(error["retryable"], true);
     let wait = error["details"]["retry_after_ms"]
         .as_u64()
         .unwrap_or_else(|| panic!("no retry_after_ms: {error}"));
-    assert!((1..=1_000).contains(&wait), "{error}");
+    assert!((1..=6_000).contains(&wait), "{error}");
     assert_eq!(
         count(&server, INVENTORY_PATH).await,
         3,
         "an open circuit sends nothing upstream"
-    );
-    assert!(
-        elapsed < Duration::from_millis(50),
-        "failing fast took {elapsed:?}"
     );
 
     assert_eq!(circuit_metric(&bridge).await, Some(2.0), "2 = open");
@@ -353,8 +367,8 @@ async fn the_circuit_opens_fails_fast_and_closes_after_a_good_trial() {
     );
     assert_eq!(ready["upstreams"]["cdk"], "open", "{ready}");
     assert!(
-        opened.elapsed() < Duration::from_millis(900),
-        "the checks above were too slow"
+        opened.elapsed() < Duration::from_secs(5),
+        "the checks above took longer than the circuit stays open"
     );
 
     // The upstream recovers; after open_for one trial call goes through.
@@ -365,7 +379,7 @@ async fn the_circuit_opens_fails_fast_and_closes_after_a_good_trial() {
         .respond_with(inventory_ok())
         .mount(&server)
         .await;
-    tokio::time::sleep(Duration::from_millis(1100).saturating_sub(opened.elapsed())).await;
+    tokio::time::sleep(Duration::from_millis(6100).saturating_sub(opened.elapsed())).await;
     // By time alone the circuit is ready for a trial; the gauge says so before any call.
     assert_eq!(circuit_metric(&bridge).await, Some(1.0), "1 = half-open");
 
@@ -433,9 +447,9 @@ async fn answer_inventory_with(server: &MockServer, response: ResponseTemplate) 
 async fn a_trial_cut_off_by_the_call_deadline_does_not_wedge_the_circuit() {
     let server = upstream(status(503)).await;
     let breaker =
-        r#"{ retries = { max = 0 }, circuit_breaker = { failures = 1, open_for = "300ms" } }"#;
-    let toml = config(&server.uri(), &server.uri(), "2s", breaker)
-        .call_timeout("400ms")
+        r#"{ retries = { max = 0 }, circuit_breaker = { failures = 1, open_for = "3s" } }"#;
+    let toml = config(&server.uri(), &server.uri(), "20s", breaker)
+        .call_timeout("1s")
         .render();
     let bridge = with_config(&toml).await;
     let client = connect(&bridge.url, Some("acme-token")).await;
@@ -444,8 +458,8 @@ async fn a_trial_cut_off_by_the_call_deadline_does_not_wedge_the_circuit() {
     assert_eq!(readyz(&bridge).await.1["upstreams"]["cdk"], "open");
 
     // The trial: the upstream is slower than the call deadline.
-    answer_inventory_with(&server, inventory_ok().set_delay(Duration::from_secs(1))).await;
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    answer_inventory_with(&server, inventory_ok().set_delay(Duration::from_secs(10))).await;
+    tokio::time::sleep(Duration::from_millis(3100)).await;
     let error = err(&search(&client).await);
     assert_eq!(error["code"], "upstream.timeout", "{error}");
     assert_eq!(
@@ -460,7 +474,7 @@ async fn a_trial_cut_off_by_the_call_deadline_does_not_wedge_the_circuit() {
 
     // The upstream is healthy again: within a few open_for periods a call must get through.
     answer_inventory_with(&server, inventory_ok()).await;
-    let recovered = first_success_within(&client, Duration::from_secs(2)).await;
+    let recovered = first_success_within(&client, Duration::from_secs(15)).await;
     let ready = readyz(&bridge).await.1;
     assert!(
         recovered.is_ok(),

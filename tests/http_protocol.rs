@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 const WAIT: Duration = Duration::from_secs(10);
 
 async fn bridge() -> common::Bridge {
-    common::with_config(&common::small_config("", "")).await
+    common::with_config(&common::small_config("", None)).await
 }
 
 /// POSTs `body` to the MCP endpoint on a fresh connection, with `extra` header lines.
@@ -313,8 +313,8 @@ async fn origins_and_hosts_are_parsed_strictly() {
 
 #[tokio::test]
 async fn a_rate_limited_resource_read_says_so() {
-    let tail = "[rate_limits]\nanonymous = { requests = 1, per = \"1h\", burst = 1 }\n";
-    let bridge = common::with_config(&common::small_config("", tail)).await;
+    let quota = Some(r#"{ requests = 1, per = "1h", burst = 1 }"#);
+    let bridge = common::with_config(&common::small_config("", quota)).await;
     let read = json!({ "jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": { "uri": "dms://dealerships/acme" } });
     let anonymous = |body: String| {
         let bridge = &bridge;

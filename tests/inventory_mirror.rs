@@ -284,13 +284,13 @@ async fn a_truncated_read_is_held_back_until_reads_agree() {
 #[tokio::test]
 async fn a_failing_upstream_makes_answers_stale_and_readyz_says_so() {
     let (server, inventory) = upstream(100).await;
-    let config = mirrored(&server.uri(), "1h", "[mirror]\nstale_after = \"1s\"\n");
+    let config = mirrored(&server.uri(), "1h", "[mirror]\nstale_after = \"3s\"\n");
     let bridge = common::with_config(&config).await;
     let client = connect(&bridge.url, Some("acme-token")).await;
     let fresh = search_all(&client).await;
     assert!(fresh.get("stale").is_none());
     inventory.fail(true);
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    tokio::time::sleep(Duration::from_millis(3200)).await;
     assert!(try_sync(&bridge).await.is_err());
     let stale = search_all(&client).await;
     assert_eq!(stale["total"], fresh["total"], "the copy still answers");

@@ -30,8 +30,11 @@ async fn worker(client: Arc<Client>, from: usize, count: usize, accepted: Arc<Mu
         let call =
             client.call_tool(CallToolRequestParams::new("leads.create").with_arguments(args));
         match call.await {
-            Ok(result) if result.is_error != Some(true) => {
+            Ok(result) => {
+                // An answer is an acceptance: a refusal (a quota, say) would
+                // end the burst early and pass for the kill.
                 let content = result.structured_content.unwrap();
+                assert_ne!(result.is_error, Some(true), "lead {n}: {content}");
                 assert_eq!(content["status"], "received");
                 accepted
                     .lock()
@@ -39,7 +42,7 @@ async fn worker(client: Arc<Client>, from: usize, count: usize, accepted: Arc<Mu
                     .push(content["lead_id"].as_str().unwrap().to_owned());
             }
             // The process died under the call: its outcome is unknown to the caller.
-            _ => return,
+            Err(_) => return,
         }
     }
 }

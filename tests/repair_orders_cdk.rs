@@ -105,7 +105,7 @@ fn quick_profile(dir: &tempfile::TempDir) -> String {
     .unwrap()
     .replace(
         "max_wait_seconds = 20",
-        "max_wait_seconds = 1\nmin_poll_ms = 100",
+        "max_wait_seconds = 3\nmin_poll_ms = 100",
     );
     let file = dir.path().join("cdk-quick.toml");
     std::fs::write(&file, text).unwrap();
@@ -471,10 +471,12 @@ async fn a_failed_a_stuck_and_a_malformed_operation_are_clear_errors() {
             "no vendor detail: {error}"
         );
     }
+    // How often it polls is the floor's to bound (at most one per 100 ms in
+    // the 3 s); how many polls fit depends on the machine.
     let polls = common::count(&stuck, &format!("{DRIVE}/long-operations/op-2/status")).await;
     assert!(
-        (2..=12).contains(&polls),
-        "polled within the 1 s bound at the 100 ms floor: {polls}"
+        (1..=32).contains(&polls),
+        "polled within the 3 s bound at the 100 ms floor: {polls}"
     );
     assert_eq!(
         odd.received_requests()
@@ -551,8 +553,11 @@ async fn reports_progress_while_the_dms_prepares_the_data() {
     let result = client.call_tool(params).await.unwrap();
     assert_ne!(result.is_error, Some(true));
 
-    // Notifications travel on the call's stream; give the last one a moment.
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // Notifications travel on the call's stream; wait (bounded) for the last.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while recorder.0.lock().unwrap().len() < 3 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let seen = recorder.0.lock().unwrap().clone();
     assert!(
         seen.len() >= 3,

@@ -63,6 +63,46 @@ async fn events_about(client: &Client, vin: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The inventory reads of `acme` the replica at `addr` has made (its
+/// `dms_bridge_mirror_syncs_total`, 0 before its first).
+async fn reads_by(addr: SocketAddr) -> f64 {
+    let text = reqwest::get(format!("http://{addr}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let series = r#"dms_bridge_mirror_syncs_total{dealership="acme",outcome="ok"} "#;
+    text.lines()
+        .find_map(|l| l.strip_prefix(series))
+        .map_or(0.0, |v| v.parse().unwrap())
+}
+
+/// Over `window`, exactly one of the replicas at `addrs` reads `acme`'s
+/// inventory (at least once) and the others read nothing: what the lease
+/// controls, whatever the machine's speed. The reader's index.
+async fn one_reader_among(addrs: &[SocketAddr], window: Duration) -> usize {
+    let mut before = Vec::new();
+    for addr in addrs {
+        before.push(reads_by(*addr).await);
+    }
+    tokio::time::sleep(window).await;
+    let mut moved = Vec::new();
+    for (i, addr) in addrs.iter().enumerate() {
+        let reads = reads_by(*addr).await - before[i];
+        if reads > 0.0 {
+            moved.push(i);
+        }
+    }
+    assert_eq!(
+        moved.len(),
+        1,
+        "replicas {moved:?} of {} read the inventory within {window:?}",
+        addrs.len()
+    );
+    moved[0]
+}
+
 /// Waits (at most `within`) until `client` lists an event about `vin`.
 async fn wait_event(client: &Client, vin: &str, within: Duration) {
     let deadline = Instant::now() + within;
@@ -101,9 +141,11 @@ async fn one_replica_reads_each_inventory_the_others_follow_and_one_takes_over()
     // The first replica up takes the dealership's mirror lease.
     let mut processes = Vec::new();
     let mut clients = Vec::new();
+    let mut addrs = Vec::new();
     for name in ["first", "second", "third"] {
         let (addr, process) = replica(dir.path(), name, &toml, &store).await;
         processes.push(process);
+        addrs.push(addr);
         clients.push(connect(&format!("http://{addr}/mcp"), Some("acme-token")).await);
     }
     let listed: Vec<String> = vins_of(&search_all(&clients[0]).await)
@@ -113,14 +155,10 @@ async fn one_replica_reads_each_inventory_the_others_follow_and_one_takes_over()
         assert_eq!(vins_of(&search_all(client).await).len(), listed.len());
     }
 
-    // Three replicas with a 1 s interval read the upstream about once a second, not three times.
+    // Three replicas with a 1 s interval: one of them reads, the first up.
     let before = count(&server, INVENTORY_PATH).await;
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let reads = count(&server, INVENTORY_PATH).await - before;
-    assert!(
-        (3..=7).contains(&reads),
-        "{reads} inventory reads in 5 s from three replicas"
-    );
+    assert_eq!(one_reader_among(&addrs, Duration::from_secs(5)).await, 0);
+    assert!(count(&server, INVENTORY_PATH).await > before);
 
     // A price change: one event, and every replica answers the new price.
     let vin = listed[4].clone();
@@ -141,6 +179,7 @@ async fn one_replica_reads_each_inventory_the_others_follow_and_one_takes_over()
     let mut first = processes.remove(0);
     first.start_kill().unwrap();
     first.wait().await.unwrap();
+    addrs.remove(0);
     let next = listed[9].clone();
     let old = price_of(&get_vehicle(&clients[1], &next).await);
     inventory.raise_price(index_of(&inventory, &next));
@@ -153,20 +192,13 @@ async fn one_replica_reads_each_inventory_the_others_follow_and_one_takes_over()
         events_about(&clients[2], &next).await,
         vec![("vehicle.updated".to_owned(), next.clone())]
     );
-    let before = count(&server, INVENTORY_PATH).await;
-    tokio::time::sleep(Duration::from_secs(4)).await;
-    let reads = count(&server, INVENTORY_PATH).await - before;
-    assert!(
-        (2..=6).contains(&reads),
-        "{reads} inventory reads in 4 s from two replicas"
-    );
+    one_reader_among(&addrs, Duration::from_secs(4)).await;
 }
 
 /// `acme` booking through the Xtime-shaped mock at `vendor`, availability kept 60 s.
 fn service_config(vendor: &str) -> String {
     let hours = r#"[{ department = "service", weekly = { monday = "07:00-18:00", tuesday = "07:00-18:00", wednesday = "07:00-18:00", thursday = "07:00-18:00", friday = "07:00-18:00" } }]"#;
     common::config::BridgeConfig::new()
-        .generous_writes()
         .section("cache", r#"ttl = { service = "60s" }"#)
         .dealership(
             Dealership::acme()
@@ -234,7 +266,7 @@ async fn a_booking_on_one_replica_retires_the_others_cached_availability() {
     let booked = ok(&call(&on_a, "service.book_appointment", booking).await);
     assert_eq!(booked["status"], "booked", "{booked}");
     let written = Instant::now();
-    // The bound the README states: one NOTIFY round trip. Two seconds is
+    // The bound the README states: one NOTIFY round trip. Fifteen seconds is
     // far above it on any machine and far below the 60 s the entry would live.
     loop {
         let (starts, _) = availability(&on_b, &day).await;
@@ -242,10 +274,10 @@ async fn a_booking_on_one_replica_retires_the_others_cached_availability() {
             break;
         }
         assert!(
-            written.elapsed() < Duration::from_secs(2),
+            written.elapsed() < Duration::from_secs(15),
             "B still offers the slot A booked"
         );
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     eprintln!(
         "B stopped offering the booked slot {:?} after A's answer",

@@ -39,7 +39,6 @@ fn config(upstream: &str, resilience: &str, cache: &str) -> BridgeConfig {
         "amcp:service:staff",
     ];
     BridgeConfig::new()
-        .generous_writes()
         .section("cache", cache)
         .dealership(
             Dealership::acme()

@@ -2,7 +2,9 @@
 //! Quotas shared by replicas through a real `redis-server` (`[quotas]`):
 //! two limiter instances on one Redis are one quota; retry-after is usable;
 //! with Redis gone each falls back to its local share, and shares again once
-//! Redis is back. Bounds, not exact figures: the machine is shared.
+//! Redis is back. Quotas refill once an hour at most, so every count is the
+//! quota's to decide, not the machine's speed; Redis gets a timeout no
+//! loaded machine reaches, but for the test of a hung Redis.
 
 mod common;
 
@@ -10,102 +12,94 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::busiest_window;
-use common::redis_server::RedisServer;
+use common::redis_server::{Partition, RedisServer};
 use dms_bridge::config::{QuotasConfig, Rate};
-use dms_bridge::quotas::{Admission, SharedQuota, SharedQuotaStatus, SharedQuotaStore};
+use dms_bridge::quotas::{
+    Admission, SharedQuota, SharedQuotaStatus, SharedQuotaStore, SharedVendorQuota,
+};
 use dms_bridge::telemetry::metrics::Metrics;
+use tokio_util::sync::CancellationToken;
 
 const REPLICAS: u32 = 2;
+/// Far above a Redis round trip on loopback, however loaded the machine.
+const PATIENT: Duration = Duration::from_secs(2);
+const HOUR: Duration = Duration::from_secs(3600);
 
-/// One replica's view of a quota of `requests` per second with that burst.
+/// One replica's view of a caller quota of `requests` per `per` with that
+/// burst, asking Redis for at most `timeout`.
 fn replica(
     redis: &RedisServer,
-    requests: u32,
-    burst: u32,
+    (requests, per, burst): (u32, Duration, u32),
+    timeout: Duration,
 ) -> (SharedQuota, Arc<SharedQuotaStore>, Arc<Metrics>) {
     let config = QuotasConfig {
         url: redis.url(),
         prefix: "test:quota:".into(),
-        timeout: Duration::from_millis(200),
+        timeout,
         replicas: REPLICAS,
     };
     let metrics = Metrics::new();
     let store = SharedQuotaStore::new(&config, metrics.clone()).unwrap();
     let rate = Rate {
         requests,
-        per: Duration::from_secs(1),
+        per,
         burst: Some(burst),
     };
     let quota = SharedQuota::new(store.clone(), "token", &rate, burst).unwrap();
     (quota, store, metrics)
 }
 
-/// Hammers `key` from `tasks` tasks for `length`; returns when each request was admitted.
-async fn hammer(
-    quota: Arc<SharedQuota>,
-    key: &'static str,
-    tasks: usize,
-    length: Duration,
-) -> Vec<Instant> {
-    let deadline = Instant::now() + length;
-    let mut workers = Vec::new();
-    for _ in 0..tasks {
-        let quota = quota.clone();
-        workers.push(tokio::spawn(async move {
-            let mut admitted = Vec::new();
-            while Instant::now() < deadline {
-                match quota.check(key).await {
-                    Admission::Allowed => admitted.push(Instant::now()),
-                    Admission::Refused { retry_after } => {
-                        assert!(
-                            retry_after > Duration::ZERO && retry_after <= Duration::from_secs(1),
+/// `checks` checks of `key` from each of `tasks` tasks at once; how many were admitted.
+async fn hammer(quota: Arc<SharedQuota>, key: &'static str, tasks: usize, checks: usize) -> usize {
+    let workers: Vec<_> = (0..tasks)
+        .map(|_| {
+            let quota = quota.clone();
+            tokio::spawn(async move {
+                let mut admitted = 0;
+                for _ in 0..checks {
+                    match quota.check(key).await {
+                        Admission::Allowed => admitted += 1,
+                        Admission::Refused { retry_after } => assert!(
+                            retry_after > Duration::ZERO && retry_after <= HOUR,
                             "{retry_after:?}"
-                        );
+                        ),
                     }
                 }
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            admitted
-        }));
-    }
-    let mut all = Vec::new();
+                admitted
+            })
+        })
+        .collect();
+    let mut admitted = 0;
     for worker in workers {
-        all.extend(worker.await.unwrap());
+        admitted += worker.await.unwrap();
     }
-    all.sort();
-    all
+    admitted
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_replicas_on_one_redis_share_one_quota() {
     let redis = RedisServer::start();
-    let (a, _, metrics_a) = replica(&redis, 10, 10);
-    let (b, _, metrics_b) = replica(&redis, 10, 10);
-    let length = Duration::from_secs(3);
+    let ten_an_hour = (10, HOUR, 10);
+    let (a, _, metrics_a) = replica(&redis, ten_an_hour, PATIENT);
+    let (b, _, metrics_b) = replica(&redis, ten_an_hour, PATIENT);
+    // Taking turns: the burst of 10 is one between them, 5 each.
+    let (mut by_a, mut by_b) = (0, 0);
+    for _ in 0..10 {
+        by_a += usize::from(a.check("alice").await == Admission::Allowed);
+        by_b += usize::from(b.check("alice").await == Admission::Allowed);
+    }
+    assert_eq!((by_a, by_b), (5, 5));
+    // All at once, 8 tasks on each: still exactly the burst.
+    let (a, b) = (Arc::new(a), Arc::new(b));
     let (from_a, from_b) = tokio::join!(
-        hammer(Arc::new(a), "alice", 8, length),
-        hammer(Arc::new(b), "alice", 8, length)
+        hammer(a.clone(), "bea", 8, 5),
+        hammer(b.clone(), "bea", 8, 5)
     );
-    let mut admitted: Vec<Instant> = from_a.iter().chain(&from_b).copied().collect();
-    admitted.sort();
-    // GCRA: at most burst + rate × window in any window (+1 for the edge and timestamp jitter).
-    assert!(
-        admitted.len() <= 10 + 30 + 1,
-        "{} admitted in 3 s",
-        admitted.len()
+    assert_eq!(
+        from_a + from_b,
+        10,
+        "{from_a} + {from_b} admitted of a burst of 10"
     );
-    assert!(
-        admitted.len() >= 30,
-        "only {} admitted in 3 s",
-        admitted.len()
-    );
-    let busiest = busiest_window(&admitted, Duration::from_secs(1));
-    assert!(
-        busiest <= 10 + 10 + 1,
-        "{busiest} admitted within one second"
-    );
-    // Each replica took part: the quota is shared, not split.
-    assert!(!from_a.is_empty() && !from_b.is_empty());
     assert_eq!(
         metrics_a.quota_fallbacks.get() + metrics_b.quota_fallbacks.get(),
         0
@@ -115,55 +109,49 @@ async fn two_replicas_on_one_redis_share_one_quota() {
 #[tokio::test]
 async fn waiting_the_retry_after_is_admitted() {
     let redis = RedisServer::start();
-    let (a, _, _) = replica(&redis, 5, 1);
-    let (b, _, _) = replica(&redis, 5, 1);
-    for _ in 0..3 {
+    // One request every 2 s: Redis's own clock says when the next is due.
+    let one_per_two_seconds = (1, Duration::from_secs(2), 1);
+    let (a, _, _) = replica(&redis, one_per_two_seconds, PATIENT);
+    let (b, _, _) = replica(&redis, one_per_two_seconds, PATIENT);
+    for _ in 0..2 {
         assert_eq!(a.check("bob").await, Admission::Allowed);
         let Admission::Refused { retry_after } = b.check("bob").await else {
             panic!("the other replica admitted past the shared burst");
         };
         assert!(
-            retry_after > Duration::ZERO && retry_after <= Duration::from_millis(200),
+            retry_after > Duration::ZERO && retry_after <= Duration::from_secs(2),
             "{retry_after:?}"
         );
-        tokio::time::sleep(retry_after + Duration::from_millis(5)).await;
+        tokio::time::sleep(retry_after + Duration::from_millis(20)).await;
         assert_eq!(b.check("bob").await, Admission::Allowed);
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        let Admission::Refused { .. } = a.check("bob").await else {
+            panic!("the slot b took was given to a as well");
+        };
+        tokio::time::sleep(Duration::from_secs(2)).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn without_redis_each_replica_keeps_its_share_then_shares_again() {
     let mut redis = RedisServer::start();
-    let (a, store_a, metrics) = replica(&redis, 10, 10);
-    let (b, _, _) = replica(&redis, 10, 10);
+    let ten_an_hour = (10, HOUR, 10);
+    let (a, store_a, metrics) = replica(&redis, ten_an_hour, PATIENT);
+    let (b, _, _) = replica(&redis, ten_an_hour, PATIENT);
     let a = Arc::new(a);
     assert_eq!(a.check("carol").await, Admission::Allowed);
     assert_eq!(store_a.status(), SharedQuotaStatus::Shared);
 
     redis.kill();
-    let length = Duration::from_secs(2);
-    let admitted = hammer(a.clone(), "dave", 4, length).await;
-    // The local share: 10 / 2 replicas = 5 per second, burst 5.
-    assert!(
-        admitted.len() <= 5 + 10 + 1,
-        "{} admitted in 2 s without Redis",
-        admitted.len()
-    );
-    assert!(
-        admitted.len() >= 5,
-        "only {} admitted without Redis",
-        admitted.len()
-    );
-    assert!(busiest_window(&admitted, Duration::from_secs(1)) <= 5 + 5 + 1);
-    assert!(metrics.quota_fallbacks.get() > 0);
+    // The local share: 10 / 2 replicas = 5 an hour, burst 5.
+    assert_eq!(hammer(a.clone(), "dave", 4, 5).await, 5);
+    assert!(metrics.quota_fallbacks.get() >= 20);
     assert!(matches!(
         store_a.status(),
         SharedQuotaStatus::LocalShare { .. }
     ));
 
     redis.restart();
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let _ = a.check("probe").await;
         if store_a.status() == SharedQuotaStatus::Shared {
@@ -171,37 +159,33 @@ async fn without_redis_each_replica_keeps_its_share_then_shares_again() {
         }
         assert!(
             Instant::now() < deadline,
-            "still on the local share 10 s after Redis came back"
+            "still on the local share 30 s after Redis came back"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    // Shared again: one replica gets the whole burst (its share is 5), and the other none of it.
+    // Shared again: one replica gets the whole burst (its share is 5), the other none of it.
     let mut admitted = 0;
     for _ in 0..10 {
-        if a.check("erin").await == Admission::Allowed {
-            admitted += 1;
-        }
+        admitted += usize::from(a.check("erin").await == Admission::Allowed);
     }
-    assert!(
-        admitted > 5,
-        "only {admitted} of a burst of 10 once Redis was back"
-    );
-    assert!(matches!(b.check("erin").await, Admission::Refused { .. }) || admitted < 10);
+    assert_eq!(admitted, 10, "the whole burst once Redis was back");
+    assert!(matches!(b.check("erin").await, Admission::Refused { .. }));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_redis_costs_one_timeout_then_the_local_share_decides() {
     let redis = RedisServer::start();
-    let (a, store, metrics) = replica(&redis, 10, 10);
+    let timeout = Duration::from_millis(500);
+    let (a, store, metrics) = replica(&redis, (10, HOUR, 10), timeout);
     assert_eq!(a.check("frank").await, Admission::Allowed);
 
     redis.pause();
     let started = Instant::now();
     let first = a.check("frank").await;
     let waited = started.elapsed();
-    // The configured 200 ms, not the operating system's TCP timeouts.
+    // The configured 500 ms, not the operating system's TCP timeouts (minutes).
     assert!(
-        waited < Duration::from_secs(1),
+        waited >= timeout && waited < Duration::from_secs(10),
         "a check waited {waited:?} on a hung Redis"
     );
     assert_eq!(first, Admission::Allowed);
@@ -209,20 +193,23 @@ async fn a_hung_redis_costs_one_timeout_then_the_local_share_decides() {
         store.status(),
         SharedQuotaStatus::LocalShare { .. }
     ));
-    // The next checks do not wait on Redis again, and stay within the share (burst 5).
+    // The next checks do not wait on Redis again (20 timeouts would take
+    // 10 s), and stay within the local share: burst 5, the first included.
     let started = Instant::now();
     let mut admitted = 1;
     for _ in 0..20 {
-        if a.check("frank").await == Admission::Allowed {
-            admitted += 1;
-        }
+        admitted += usize::from(a.check("frank").await == Admission::Allowed);
     }
-    assert!(started.elapsed() < Duration::from_millis(150));
-    assert!(admitted <= 5 + 1, "{admitted} admitted on the local share");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "20 checks took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(admitted, 5, "{admitted} admitted on the local share");
     assert!(metrics.quota_fallbacks.get() >= 21);
 
     redis.resume();
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while store.status() != SharedQuotaStatus::Shared {
         assert!(
             Instant::now() < deadline,
@@ -231,6 +218,132 @@ async fn a_hung_redis_costs_one_timeout_then_the_local_share_decides() {
         let _ = a.check("probe").await;
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// One replica's view of a vendor quota, reaching Redis at `url`, saying it is
+/// present every second until the token is cancelled.
+fn vendor_replica(
+    url: &str,
+    rate: Rate,
+    margin: Duration,
+) -> (
+    Arc<SharedVendorQuota>,
+    Arc<SharedQuotaStore>,
+    CancellationToken,
+) {
+    let config = QuotasConfig {
+        url: url.to_owned(),
+        prefix: "test:quota:".into(),
+        timeout: PATIENT,
+        replicas: REPLICAS,
+    };
+    let store = SharedQuotaStore::new(&config, Metrics::new()).unwrap();
+    let stop = CancellationToken::new();
+    store.spawn_heartbeats(stop.clone());
+    let quota = SharedVendorQuota::new(store.clone(), &rate, margin).unwrap();
+    (Arc::new(quota), store, stop)
+}
+
+/// Checks `quota` every 20 ms until `stop`; when each request was admitted.
+fn keep_checking(
+    quota: Arc<SharedVendorQuota>,
+    stop: CancellationToken,
+) -> tokio::task::JoinHandle<Vec<Instant>> {
+    tokio::spawn(async move {
+        let mut admitted = Vec::new();
+        while !stop.is_cancelled() {
+            if quota.check("dms").await == Admission::Allowed {
+                admitted.push(Instant::now());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        admitted
+    })
+}
+
+fn within(times: &[Instant], from: Instant, to: Instant) -> usize {
+    times.iter().filter(|t| **t >= from && **t < to).count()
+}
+
+/// A partition between one replica and Redis while the other still reaches
+/// it: the cut-off one decides alone only once the other no longer counts it
+/// present and a window has passed, and rejoins only once what it sent alone
+/// has left the window. In no window of the vendor's are there more than its
+/// quota, before, during or after the partition.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_replica_cut_off_from_redis_keeps_the_vendor_quota_with_the_others() {
+    let redis = RedisServer::start();
+    let partition = Partition::relay_to(redis.port).await;
+    // 4 in any 2 s, burst 1; 200 ms of margin for the time between a decision
+    // and its timestamp here. Alone, each replica keeps 2 of the 4.
+    let rate = Rate {
+        requests: 4,
+        per: Duration::from_secs(2),
+        burst: Some(1),
+    };
+    let margin = Duration::from_millis(200);
+    let (a, _, stop_a) = vendor_replica(&redis.url(), rate, margin);
+    let (b, store_b, stop_b) = vendor_replica(&partition.url, rate, margin);
+    let checking = CancellationToken::new();
+    let on_a = keep_checking(a, checking.clone());
+    let on_b = keep_checking(b, checking.clone());
+
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let cut_at = Instant::now();
+    partition.cut();
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let healed_at = Instant::now();
+    partition.heal();
+    let deadline = healed_at + Duration::from_secs(30);
+    while store_b.status() != SharedQuotaStatus::Shared {
+        assert!(Instant::now() < deadline, "b never shared again");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let shared_again = Instant::now();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    checking.cancel();
+    let (from_a, from_b) = (on_a.await.unwrap(), on_b.await.unwrap());
+    stop_a.cancel();
+    stop_b.cancel();
+
+    let mut all: Vec<Instant> = from_a.iter().chain(&from_b).copied().collect();
+    all.sort();
+    let offsets = |times: &[Instant]| -> Vec<u128> {
+        times
+            .iter()
+            .map(|t| t.duration_since(cut_at).as_millis())
+            .collect()
+    };
+    assert!(
+        busiest_window(&all, rate.per) <= 4,
+        "more than 4 in 2 s; a: {:?}, b: {:?} (ms from the cut)",
+        offsets(&from_a),
+        offsets(&from_b)
+    );
+    // b was present until the cut: nothing alone for the presence TTL (3 s)
+    // and a window (2.2 s) after its last word with Redis (at most 1 s before the cut).
+    let free_from = cut_at + Duration::from_secs(4);
+    assert_eq!(
+        within(&from_b, cut_at, free_from),
+        0,
+        "b: {:?}",
+        offsets(&from_b)
+    );
+    assert!(
+        within(&from_b, free_from, healed_at) > 0,
+        "b kept no share: {:?}",
+        offsets(&from_b)
+    );
+    assert!(
+        within(&from_a, free_from, healed_at) > 0,
+        "a: {:?}",
+        offsets(&from_a)
+    );
+    assert!(
+        within(&from_b, shared_again, Instant::now()) > 0,
+        "b: {:?}",
+        offsets(&from_b)
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -288,7 +401,7 @@ mod bridges {
             for line in [
                 format!("url = \"{url}\""),
                 "prefix = \"test:quota:\"".into(),
-                "timeout = \"200ms\"".into(),
+                "timeout = \"2s\"".into(),
                 format!("replicas = {REPLICAS}"),
             ] {
                 config = config.section("quotas", &line);
@@ -390,8 +503,8 @@ mod bridges {
     }
 
     const NO_RETRIES: &str = "{ retries = { max = 0 } }";
-    /// 6 a minute: nothing refills during a test (one call every 10 s).
-    const SIX_A_MINUTE: &str = r#"per_token = { requests = 6, per = "1m", burst = 6 }"#;
+    /// 6 an hour: nothing refills during a test (one call every 10 minutes).
+    const SIX_AN_HOUR: &str = r#"per_token = { requests = 6, per = "1h", burst = 6 }"#;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn two_bridges_admit_one_token_quota_between_them() {
@@ -400,7 +513,7 @@ mod bridges {
         let shared = Setup {
             vendor: &server.uri(),
             resilience: NO_RETRIES,
-            rate_limits: &[SIX_A_MINUTE],
+            rate_limits: &[SIX_AN_HOUR],
             redis: Some(redis.url()),
         };
         let replicas = Replicas::start(&shared).await;
@@ -434,7 +547,7 @@ mod bridges {
         let replicas = Replicas::start(&Setup {
             vendor: &server.uri(),
             resilience: NO_RETRIES,
-            rate_limits: &[r#"anonymous = { requests = 3, per = "1m", burst = 3 }"#],
+            rate_limits: &[r#"anonymous = { requests = 3, per = "1h", burst = 3 }"#],
             redis: Some(redis.url()),
         })
         .await;
@@ -454,11 +567,13 @@ mod bridges {
             .respond_with(Arrivals(arrivals.clone()))
             .mount(&server)
             .await;
-        // 4 a second, burst 1: one bridge alone would send 4/s, two unshared 8/s.
+        // 4 in any second, burst 1, with 400 ms of headroom for the arrivals'
+        // jitter: each bridge alone may send 4 every 1.4 s, two unshared
+        // twice that; shared, the vendor never counts more than 4 in a second.
         let replicas = Replicas::start(&Setup {
             vendor: &server.uri(),
-            resilience: r#"{ rate_limit = { requests = 4, per = "1s", burst = 1 }, max_queue_wait = "300ms", retries = { max = 0 } }"#,
-            rate_limits: &[r#"per_token = { requests = 100000, per = "1m", burst = 10000 }"#],
+            resilience: r#"{ rate_limit = { requests = 4, per = "1s", burst = 1 }, quota_margin = "400ms", max_queue_wait = "300ms", retries = { max = 0 } }"#,
+            rate_limits: &[],
             redis: Some(redis.url()),
         })
         .await;
@@ -466,7 +581,7 @@ mod bridges {
         for _ in 0..3 {
             callers.extend(replicas.clients(Some("acme-token")).await);
         }
-        let deadline = Instant::now() + Duration::from_secs(3);
+        let deadline = Instant::now() + Duration::from_secs(4);
         let loops = callers
             .into_iter()
             .enumerate()
@@ -485,23 +600,15 @@ mod bridges {
         futures::future::join_all(loops).await;
 
         let times = arrivals.lock().unwrap().clone();
-        let span = times.last().unwrap().duration_since(times[0]);
         let offsets: Vec<u128> = times
             .iter()
             .map(|t| t.duration_since(times[0]).as_millis())
             .collect();
-        // GCRA at 4/s, burst 1: at most 4 × span + 1 (+1 for the timestamps' jitter).
-        let most = (4.0 * span.as_secs_f64()).floor() as usize + 2;
         assert!(
-            times.len() <= most,
-            "{} vendor requests in {span:?}: {offsets:?}",
-            times.len()
+            busiest_window(&times, Duration::from_secs(1)) <= 4,
+            "more than 4 in a second at the vendor: {offsets:?}"
         );
-        assert!(
-            busiest_window(&times, Duration::from_secs(1)) <= 5,
-            "more than 4/s + burst 1 at the vendor: {offsets:?}"
-        );
-        assert!(times.len() >= 6, "the vendor saw too little: {offsets:?}");
+        assert!(times.len() >= 3, "the vendor saw too little: {offsets:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -511,7 +618,7 @@ mod bridges {
         let replicas = Replicas::start(&Setup {
             vendor: &server.uri(),
             resilience: NO_RETRIES,
-            rate_limits: &[SIX_A_MINUTE],
+            rate_limits: &[SIX_AN_HOUR],
             redis: Some(redis.url()),
         })
         .await;

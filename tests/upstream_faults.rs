@@ -347,7 +347,7 @@ const CLOSE_DAY: &str = "2026-11-13";
 // ---------------------------------------------------------------------------
 
 /// Upper bound on one cell (the slowest waits for a few feed polls).
-const CELL_BUDGET: Duration = Duration::from_secs(40);
+const CELL_BUDGET: Duration = Duration::from_secs(90);
 /// Cells run at the same time: enough to keep the run short, few enough that
 /// bridges starting up do not starve another cell's timed upstream calls.
 const CONCURRENT_CELLS: usize = 4;
@@ -522,14 +522,15 @@ fn assert_no_leaks(whole: &str, leaks: &[&str], addresses: &[String]) {
     }
 }
 
-/// A slow upstream is given up on after its own timeout, well before the 5s
-/// call deadline; a refused or reset connection fails fast.
+/// A slow upstream is given up on after its own timeout (the answer's
+/// message says which timeout fired: not the 30 s call deadline); a refused
+/// or reset connection fails fast, without waiting for the timeout.
 fn assert_took(fault: Fault, kind: Kind, elapsed: Duration) {
     match fault {
         Fault::Slow => {
             // A cold feed's call may first wait for the start-up poll, which also times out.
             let reads = if kind == Kind::FeedCold { 2 } else { 1 };
-            let most = TIMEOUT * reads + Duration::from_millis(900);
+            let most = TIMEOUT * reads + Duration::from_secs(10);
             assert!(
                 elapsed >= TIMEOUT - Duration::from_millis(100) && elapsed < most,
                 "took {elapsed:?}, not the {TIMEOUT:?} timeout (at most {most:?})"

@@ -112,6 +112,21 @@ fn ids(events: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// `/metrics` once it holds every text in `wanted` (or after [`WAIT`]): the
+/// bridge counts a delivery when it has read the receiver's answer, a moment
+/// after the receiver recorded it.
+async fn metrics_having(bridge: &Bridge, wanted: &[String]) -> String {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let text = metrics_text(bridge).await;
+        let all = wanted.iter().all(|w| text.contains(w.as_str()));
+        if all || std::time::Instant::now() >= deadline {
+            return text;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Waits until `hooks` has a delivery of every id in `wanted()`'s answer.
 async fn wait_for_all<F, Fut>(hooks: &MockWebhooks, wanted: F)
 where
@@ -177,19 +192,14 @@ async fn every_event_arrives_signed_and_in_order_through_a_receiver_failing_half
         "half the requests failed"
     );
     assert_eq!(hooks.refused_signatures(), 0);
-    let metrics = metrics_text(&bridge).await;
-    assert!(
-        metrics
-            .contains(r#"dms_bridge_webhook_deliveries_total{endpoint="hook",result="retried"}"#),
-        "{metrics}"
-    );
+    let retried = r#"dms_bridge_webhook_deliveries_total{endpoint="hook",result="retried"}"#;
     let delivered = deliveries.iter().filter(|d| !d.repeat).count();
-    assert!(
-        metrics.contains(&format!(
-            r#"dms_bridge_webhook_deliveries_total{{endpoint="hook",result="delivered"}} {delivered}"#
-        )),
-        "{metrics}"
+    let delivered = format!(
+        r#"dms_bridge_webhook_deliveries_total{{endpoint="hook",result="delivered"}} {delivered}"#
     );
+    let metrics = metrics_having(&bridge, &[retried.to_owned(), delivered.clone()]).await;
+    assert!(metrics.contains(retried), "{metrics}");
+    assert!(metrics.contains(&delivered), "{delivered} in {metrics}");
 }
 
 #[tokio::test]
@@ -213,12 +223,17 @@ async fn an_event_never_taken_is_dead_lettered_and_the_next_one_is_delivered() {
         dead,
         [("hook".into(), "acme".into(), 1, 3, "http_500".into())]
     );
-    let metrics = metrics_text(&bridge).await;
-    for (result, n) in [("dead_lettered", 1), ("retried", 2), ("delivered", 1)] {
-        let line = format!(
-            r#"dms_bridge_webhook_deliveries_total{{endpoint="hook",result="{result}"}} {n}"#
-        );
-        assert!(metrics.contains(&line), "{line} in {metrics}");
+    let lines: Vec<String> = [("dead_lettered", 1), ("retried", 2), ("delivered", 1)]
+        .iter()
+        .map(|(result, n)| {
+            format!(
+                r#"dms_bridge_webhook_deliveries_total{{endpoint="hook",result="{result}"}} {n}"#
+            )
+        })
+        .collect();
+    let metrics = metrics_having(&bridge, &lines).await;
+    for line in &lines {
+        assert!(metrics.contains(line), "{line} in {metrics}");
     }
     let ready = readyz(bridge.addr).await;
     assert_eq!(ready["webhooks"]["hook"]["dead_letters"], 1, "{ready}");
@@ -269,6 +284,9 @@ async fn a_receiver_that_comes_up_late_gets_the_backlog_in_order() {
 async fn a_bridge_killed_mid_backlog_resumes_from_its_cursor_skipping_and_losing_nothing() {
     let (hooks, url) = receiver().await;
     hooks.fail_every(2);
+    // Events are posted in order: with the second refused until the kill,
+    // the kill comes with a backlog however fast the machine delivers.
+    hooks.fail_event("evt_acme_2");
     let intake = accepting_intake().await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("bridge.db");
@@ -312,6 +330,8 @@ async fn a_bridge_killed_mid_backlog_resumes_from_its_cursor_skipping_and_losing
         "the kill came with events still to deliver"
     );
 
+    hooks.clear_failures();
+    hooks.fail_every(2);
     let _second = start_bridge(&config_path, addr).await;
     take_leads(&connect(&mcp, Some("agent-token")).await, 10, 2).await;
     let all_ids = || async {
@@ -335,13 +355,24 @@ async fn a_bridge_killed_mid_backlog_resumes_from_its_cursor_skipping_and_losing
         (1..=head().await).collect::<Vec<_>>(),
         "none skipped, in order"
     );
-    let through: i64 = sqlx::query_scalar(
-        "SELECT delivered_through FROM webhook_cursors WHERE endpoint = 'hook' AND dealership = 'acme'",
-    )
-    .fetch_one(&store)
+    // The cursor moves once the bridge has read the receiver's answer, a
+    // moment after the receiver recorded the delivery.
+    let through = || async {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT delivered_through FROM webhook_cursors WHERE endpoint = 'hook' AND dealership = 'acme'",
+        )
+        .fetch_one(&store)
+        .await
+        .unwrap()
+    };
+    let head = head().await;
+    tokio::time::timeout(WAIT, async {
+        while through().await != head {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
     .await
-    .unwrap();
-    assert_eq!(through, head().await);
+    .unwrap_or_else(|_| panic!("the cursor never reached the head {head}"));
     let dead: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM webhook_dead_letters")
         .fetch_one(&store)
         .await

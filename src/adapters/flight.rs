@@ -48,7 +48,9 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
-    #[tokio::test]
+    // The clock is tokio's, paused: the joiners arrive 10 ms into the first
+    // read's 100 ms however slowly the machine runs the tasks.
+    #[tokio::test(start_paused = true)]
     async fn concurrent_reads_share_one_request_and_later_ones_do_not() {
         let flight = Arc::new(Flight::default());
         let reads = Arc::new(AtomicUsize::new(0));

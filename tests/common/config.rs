@@ -66,6 +66,26 @@ impl Table {
     }
 }
 
+/// Caller quotas no test reaches, for each `[rate_limits]` key a test leaves
+/// unnamed. The product's defaults (1,200 a minute per token, burst 100, …)
+/// refill while a test runs: a test making 121 calls passed on a slow machine
+/// and was refused on one twice as fast. A test about quotas names the ones it
+/// is about ([`BridgeConfig::quota`]) and gets exactly those.
+pub const UNREACHABLE_QUOTAS: [(&str, &str); 3] = [
+    (
+        "per_token",
+        r#"{ requests = 100000000, per = "1m", burst = 10000000 }"#,
+    ),
+    (
+        "anonymous",
+        r#"{ requests = 100000000, per = "1m", burst = 10000000 }"#,
+    ),
+    (
+        "per_class",
+        r#"{ read = { requests = 100000000, per = "1m", burst = 10000000 }, write = { requests = 100000000, per = "1m", burst = 10000000 } }"#,
+    ),
+];
+
 /// A whole config. Sections render first (in the order first named), then
 /// dealerships, upstreams, tokens and the raw tail.
 #[derive(Clone, Debug, Default)]
@@ -111,12 +131,21 @@ impl BridgeConfig {
         self.section("cache", "enabled = false")
     }
 
-    /// A write quota no test reaches.
-    pub fn generous_writes(self) -> Self {
-        self.section(
-            "rate_limits",
-            r#"per_class = { write = { requests = 100000, per = "1m", burst = 1000 } }"#,
-        )
+    /// `[rate_limits]` `key = value`: a caller quota the test is about. Every
+    /// caller quota a test leaves unnamed is one no test reaches (see
+    /// [`UNREACHABLE_QUOTAS`]).
+    pub fn quota(self, key: &str, value: &str) -> Self {
+        self.section("rate_limits", &format!("{key} = {value}"))
+    }
+
+    /// Whether the top-level table `[name]` sets `key`.
+    fn names(&self, name: &str, key: &str) -> bool {
+        self.sections.iter().any(|(n, lines)| {
+            n == name
+                && lines
+                    .iter()
+                    .any(|l| l.split_once('=').is_some_and(|(k, _)| k.trim() == key))
+        })
     }
 
     pub fn dealership(mut self, dealership: Dealership) -> Self {
@@ -136,6 +165,10 @@ impl BridgeConfig {
 
     /// Raw TOML after everything else (more tables, a `[store]`…).
     pub fn tail(mut self, toml: &str) -> Self {
+        assert!(
+            !toml.contains("[rate_limits]"),
+            "name caller quotas with BridgeConfig::quota, not in a raw tail"
+        );
         self.tail.push(toml.to_owned());
         self
     }
@@ -160,19 +193,26 @@ impl BridgeConfig {
     }
 
     pub fn render(&self) -> String {
-        let mut parts: Vec<String> = self
+        let mut config = self.clone();
+        for (key, value) in UNREACHABLE_QUOTAS {
+            if !self.names("rate_limits", key) {
+                config = config.quota(key, value);
+            }
+        }
+        let mut parts: Vec<String> = config
             .sections
             .iter()
             .map(|(name, lines)| format!("[{name}]\n{}\n", lines.join("\n")))
             .collect();
-        parts.extend(self.dealerships.iter().map(Dealership::render));
+        parts.extend(config.dealerships.iter().map(Dealership::render));
         parts.extend(
-            self.upstreams
+            config
+                .upstreams
                 .iter()
                 .map(|(id, u)| u.table.render(&format!("[upstreams.{id}]"))),
         );
-        parts.extend(self.tokens.iter().map(|t| t.table.render("[[tokens]]")));
-        parts.extend(self.tail.iter().cloned());
+        parts.extend(config.tokens.iter().map(|t| t.table.render("[[tokens]]")));
+        parts.extend(config.tail.iter().cloned());
         parts.join("\n")
     }
 }

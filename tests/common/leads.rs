@@ -65,10 +65,9 @@ pub async fn accepting_intake() -> wiremock::MockServer {
 /// `intake`, with fast retries; a lead-writing token and a staff reader.
 pub fn leads(intake: &str) -> BridgeConfig {
     BridgeConfig::new()
-        .generous_writes()
         .section(
             "leads",
-            r#"delivery = { max_attempts = 5, base_delay = "50ms", max_delay = "400ms", lease = "3s", concurrency = 4 }"#,
+            r#"delivery = { max_attempts = 5, base_delay = "50ms", max_delay = "400ms", lease = "8s", concurrency = 4 }"#,
         )
         .dealership(
             Dealership::acme()
@@ -81,7 +80,10 @@ pub fn leads(intake: &str) -> BridgeConfig {
             Upstream::adf_http(intake)
                 .set("token", secret("crm-token"))
                 .set("hmac_secret", secret("crm-key"))
-                .timeout("1s"),
+                // A CRM that answers is never cut off, however slow the
+                // machine: a timed-out attempt would be one attempt and
+                // event more than a test counts.
+                .timeout("5s"),
         )
         .token(Token::new(
             "agent",

@@ -96,9 +96,10 @@ pub async fn demo_edited(edit: impl FnOnce(String) -> String) -> Bridge {
 
 /// A config with no upstream at all: dealership `acme` (its profile readable
 /// without a token) and the token `acme-token`, plus `server` as the `[server]`
-/// section's lines and `tail` after everything.
-pub fn small_config(server: &str, tail: &str) -> String {
-    BridgeConfig::new()
+/// section's lines and `anonymous` as the anonymous callers' quota, if the
+/// test is about it (else out of reach).
+pub fn small_config(server: &str, anonymous: Option<&str>) -> String {
+    let config = BridgeConfig::new()
         .section("server", server)
         .dealership(Dealership::acme().set("anonymous_inventory", "true"))
         .token(Token::new(
@@ -106,9 +107,12 @@ pub fn small_config(server: &str, tail: &str) -> String {
             "acme-token",
             &["acme"],
             &["amcp:inventory:read"],
-        ))
-        .tail(tail)
-        .render()
+        ));
+    match anonymous {
+        Some(quota) => config.quota("anonymous", quota),
+        None => config,
+    }
+    .render()
 }
 
 /// A 2026-07-28 client (`server/discover`, no `initialize`, no session)

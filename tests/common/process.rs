@@ -33,7 +33,9 @@ pub async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
         .spawn()
         .unwrap();
     let healthz = format!("http://{addr}/healthz");
-    for _ in 0..200 {
+    // A debug binary starting beside a build on one loaded core can take a while.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
         if reqwest::get(&healthz)
             .await
             .is_ok_and(|r| r.status() == 200)
@@ -42,7 +44,7 @@ pub async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the bridge did not come up on {addr}");
+    panic!("the bridge did not come up on {addr} within 60 s");
 }
 
 /// The value of the unlabelled metric `name` on the `/metrics` of the bridge at `addr`.

@@ -118,3 +118,67 @@ fn answers_ping(port: u16) -> bool {
         && stream.read_exact(&mut reply).is_ok()
         && &reply == b"+PONG\r\n"
 }
+
+/// A TCP relay in front of a Redis, for one replica's view of it: cutting it
+/// drops that replica's connections and refuses new ones (a network
+/// partition between that replica and Redis) while others still reach Redis.
+pub struct Partition {
+    pub url: String,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    relays: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl Partition {
+    /// A relay on a free loopback port to the Redis on `port`.
+    pub async fn relay_to(port: u16) -> Self {
+        use std::sync::atomic::Ordering;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("redis://{}", listener.local_addr().unwrap());
+        let cut = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let relays = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (cut_flag, relay_list) = (cut.clone(), relays.clone());
+        let accept = tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                if cut_flag.load(Ordering::SeqCst) {
+                    continue; // dropped: the connection is refused in effect
+                }
+                let relay = tokio::spawn(async move {
+                    if let Ok(mut redis) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await
+                    {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut redis).await;
+                    }
+                });
+                relay_list.lock().unwrap().push(relay);
+            }
+        });
+        Self {
+            url,
+            cut,
+            relays,
+            accept,
+        }
+    }
+
+    /// Drops every relayed connection and refuses new ones.
+    pub fn cut(&self) {
+        self.cut.store(true, std::sync::atomic::Ordering::SeqCst);
+        for relay in self.relays.lock().unwrap().drain(..) {
+            relay.abort();
+        }
+    }
+
+    /// Relays new connections again.
+    pub fn heal(&self) {
+        self.cut.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for Partition {
+    fn drop(&mut self) {
+        self.accept.abort();
+        for relay in self.relays.lock().unwrap().drain(..) {
+            relay.abort();
+        }
+    }
+}

@@ -67,7 +67,8 @@ impl Kind {
                     None => reply,
                 }
             }
-            Fault::Slow => self.good_answer().set_delay(TIMEOUT + Duration::from_secs(1)),
+            // Long past the timeout, so that the timeout fires first on any machine.
+            Fault::Slow => self.good_answer().set_delay(TIMEOUT + Duration::from_secs(8)),
             Fault::CutOff => match self {
                 Self::Rest | Self::Adf => ResponseTemplate::new(200).set_body_raw(
                     r#"{"summary":{"totalCount":1},"results":[{"vin":"5NMCDKFR3SH382627","customer":"Dana Whitfield","note":"cut-off"#,
@@ -271,14 +272,17 @@ impl FakeUpstream {
     pub fn config(&self) -> String {
         let front = self.front.url();
         match self.kind {
+            // Call deadlines far above the upstream's timeout: whichever fires
+            // shows in the answer's message, so only the timeout may.
             Kind::Rest => rest(&self.server.uri())
+                .call_timeout("30s")
                 .no_cache()
                 .edit_upstream("cdk", |u| {
                     single_attempt(u).set("base_url", quoted(&format!("{front}/cdk")))
                 })
                 .render(),
             Kind::Soap => BridgeConfig::new()
-                .call_timeout("5s")
+                .call_timeout("30s")
                 .no_cache()
                 .dealership(Dealership::acme().route("repair_orders", "ot"))
                 .upstream(
@@ -290,7 +294,7 @@ impl FakeUpstream {
             // A cold feed's call may wait for the start-up poll and then poll
             // itself: a call deadline above both timeouts.
             Kind::FeedCold | Kind::FeedWarm => BridgeConfig::new()
-                .call_timeout("10s")
+                .call_timeout("30s")
                 .no_cache()
                 .dealership(Dealership::acme().route("inventory", "feed"))
                 .upstream(

@@ -90,6 +90,14 @@ impl MockWebhooks {
         }
     }
 
+    /// Stop failing: every request from now on is taken (signatures allowing).
+    pub fn clear_failures(&self) {
+        self.inner.fail_every.store(0, Ordering::SeqCst);
+        if let Ok(mut ids) = self.inner.fail_ids.lock() {
+            ids.clear();
+        }
+    }
+
     /// Deliveries taken, repeats included, in the order they came.
     pub fn deliveries(&self) -> Vec<Delivery> {
         self.inner
