@@ -220,3 +220,101 @@ async fn every_submission_keeps_its_full_consent_grant_as_sent() {
         [first["consent"].clone(), duplicate["consent"].clone()]
     );
 }
+
+/// Two agents send the same customer within the duplicate window (issue 27:
+/// the second used to get `duplicate` with the first's `lead_id`, became an
+/// owner of it and could read it, and the answer alone told that the e-mail
+/// had a lead). Now the CRM gets the customer once, the second agent gets a
+/// lead of its own and learns nothing of the first, and staff see both, linked.
+#[tokio::test]
+async fn a_customer_another_agent_sent_is_merged_and_tells_nothing_of_that_lead() {
+    let server = intake().await;
+    let toml = leads(&server.uri())
+        .token(common::config::Token::new(
+            "agent-2",
+            "agent-2-token",
+            &["acme"],
+            &["amcp:leads:write", "amcp:leads:read"],
+        ))
+        .render();
+    let bridge = with_config(&toml).await;
+    let first_agent = connect(&bridge.url, Some("agent-token")).await;
+    let second_agent = connect(&bridge.url, Some("agent-2-token")).await;
+    let staff = connect(&bridge.url, Some("reader-token")).await;
+
+    let first = ok(&call(&first_agent, "leads.create", lead("acme", 1)).await);
+    let first_id = first["lead_id"].as_str().unwrap().to_owned();
+    // Only the customer's e-mail and the same year/make/model, as the audit sent.
+    let mut same_customer = lead("acme", 1);
+    same_customer["customer"]["last_name"] = json!("W");
+    same_customer["customer"]
+        .as_object_mut()
+        .unwrap()
+        .remove("phone");
+    same_customer["message"] = json!("Looking for a Civic");
+    same_customer["source_agent"] = json!("other-agent");
+    let answer = call(&second_agent, "leads.create", same_customer.clone()).await;
+    let second = ok(&answer);
+    let second_id = second["lead_id"].as_str().unwrap().to_owned();
+    assert_eq!(second["status"], "received", "{second}");
+    assert_ne!(second_id, first_id);
+    let whole = serde_json::to_string(&answer).unwrap();
+    assert!(!whole.contains(&first_id), "{whole}");
+    assert!(!whole.contains("already"), "{whole}");
+
+    // The second agent reaches its own lead only; the first one is unknown to it.
+    let code = |result: &rmcp::model::CallToolResult| err(result)["code"].clone();
+    let theirs = call(
+        &second_agent,
+        "leads.get",
+        json!({ "dealership_id": "acme", "lead_id": first_id }),
+    )
+    .await;
+    assert_eq!(code(&theirs), "leads.lead_not_found");
+    let own = wait_delivery(&second_agent, "acme", &second_id, "delivered", PATIENCE).await;
+    assert_eq!(own["source_agent"], "other-agent");
+    assert_eq!(own["submissions"], 1);
+    assert!(own.get("merged_into").is_none(), "{own}");
+    assert!(own["delivery"].get("receipt").is_none(), "{own}");
+    assert!(
+        own["delivery"]["delivered_at"].as_str().unwrap() >= own["created_at"].as_str().unwrap(),
+        "{own}"
+    );
+    let listed = ok(&call(&second_agent, "leads.list", json!({ "dealership_id": "acme" })).await);
+    let ids: Vec<&str> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["lead_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [second_id.as_str()]);
+    // Nor does the first agent learn of the second.
+    let mine = wait_delivery(&first_agent, "acme", &first_id, "delivered", PATIENCE).await;
+    assert_eq!(mine["submissions"], 1, "{mine}");
+
+    // Staff see both, linked; the CRM got the customer once.
+    let carried = ok(&call(
+        &staff,
+        "leads.get",
+        json!({ "dealership_id": "acme", "lead_id": second_id }),
+    )
+    .await);
+    assert_eq!(carried["merged_into"], first_id.as_str());
+    let carrying = ok(&call(
+        &staff,
+        "leads.get",
+        json!({ "dealership_id": "acme", "lead_id": first_id }),
+    )
+    .await);
+    assert_eq!(carrying["submissions"], 2);
+    assert_eq!(posts(&server).await, 1);
+
+    // Each agent sending again meets its own lead, as before.
+    let again = ok(&call(&second_agent, "leads.create", same_customer).await);
+    assert_eq!((&again["status"], &again["lead_id"]), (&json!("duplicate"), &json!(second_id)));
+    let again = ok(&call(&first_agent, "leads.create", lead("acme", 1)).await);
+    assert_eq!((&again["status"], &again["lead_id"]), (&json!("duplicate"), &json!(first_id)));
+    assert_eq!(posts(&server).await, 1);
+}
+
+const PATIENCE: Duration = Duration::from_secs(30);

@@ -34,8 +34,12 @@ pub struct NewLead {
 pub enum Decision {
     /// A new lead: stored and queued for delivery.
     Received,
-    /// An equivalent lead from the same customer is recent: recorded, not sent again.
+    /// This principal sent an equivalent lead recently: recorded on it, not sent again.
     Duplicate { of: String },
+    /// Another principal sent an equivalent lead recently: a lead of this
+    /// principal's own, not sent again, whose record names the lead carrying
+    /// it (`into`; for staff only).
+    Merged { into: String },
 }
 
 /// Fixed-width UTC text, so times compare as strings.
@@ -53,26 +57,24 @@ pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreErro
     let tx = &mut write.tx;
     let fingerprint = format!("leads/{}/{}", lead.dealership, lead.fingerprint);
     store.lock(tx, &fingerprint).await?;
-    let earlier: Option<String> = sqlx::query_scalar(
-        "SELECT lead_id FROM leads
-         WHERE dealership = $1 AND fingerprint = $2 AND created_at >= $3
-         ORDER BY created_at DESC LIMIT 1",
-    )
-    .bind(&lead.dealership)
-    .bind(&lead.fingerprint)
-    .bind(ts(lead.duplicate_since))
-    .fetch_optional(&mut **tx)
-    .await?;
-    let decision = match earlier {
+    let decision = match earlier_own(tx, lead).await? {
         Some(of) => Decision::Duplicate { of },
-        None => Decision::Received,
+        None => match earlier_carrying(tx, lead).await? {
+            Some(into) => Decision::Merged { into },
+            None => Decision::Received,
+        },
     };
     let (lead_id, status) = match &decision {
         Decision::Duplicate { of } => (of.clone(), "duplicate"),
-        _ => (lead.lead_id.clone(), "received"),
+        Decision::Merged { .. } => (lead.lead_id.clone(), "merged"),
+        Decision::Received => (lead.lead_id.clone(), "received"),
     };
-    if decision == Decision::Received {
-        insert_lead(tx, lead).await?;
+    match &decision {
+        Decision::Received => insert_lead(tx, lead, None).await?,
+        Decision::Merged { into } => insert_lead(tx, lead, Some(into)).await?,
+        Decision::Duplicate { .. } => {}
+    }
+    if !matches!(decision, Decision::Duplicate { .. }) {
         let created = NewEvent::lead_created(&lead.lead_id, &lead.principal, lead.now);
         events::append_in(tx, &lead.dealership, &[created], lead.now).await?;
     }
@@ -91,17 +93,65 @@ pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreErro
     .execute(&mut **tx)
     .await?;
     write.tx.commit().await?;
-    if decision == Decision::Received {
-        store.announce_events(&lead.dealership).await;
-        store.announce(super::Signal::OutboxDue).await;
+    match &decision {
+        Decision::Received => {
+            store.announce_events(&lead.dealership).await;
+            store.announce(super::Signal::OutboxDue).await;
+        }
+        Decision::Merged { .. } => store.announce_events(&lead.dealership).await,
+        Decision::Duplicate { .. } => {}
     }
     Ok(decision)
 }
 
-async fn insert_lead(tx: &mut Transaction<'static, Any>, lead: &NewLead) -> Result<(), StoreError> {
+/// This principal's latest equivalent lead within the window (one it sent,
+/// or one of its own that another's lead carries).
+async fn earlier_own(
+    tx: &mut Transaction<'static, Any>,
+    lead: &NewLead,
+) -> Result<Option<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT l.lead_id FROM leads l
+         WHERE l.dealership = $1 AND l.fingerprint = $2 AND l.created_at >= $3
+           AND EXISTS (SELECT 1 FROM lead_submissions s
+                WHERE s.lead_id = l.lead_id AND s.principal = $4)
+         ORDER BY l.created_at DESC LIMIT 1",
+    )
+    .bind(&lead.dealership)
+    .bind(&lead.fingerprint)
+    .bind(ts(lead.duplicate_since))
+    .bind(&lead.principal)
+    .fetch_optional(&mut **tx)
+    .await?)
+}
+
+/// The latest equivalent lead within the window that went to the CRM
+/// itself (whoever sent it): the one a new equivalent lead is merged into.
+async fn earlier_carrying(
+    tx: &mut Transaction<'static, Any>,
+    lead: &NewLead,
+) -> Result<Option<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT lead_id FROM leads
+         WHERE dealership = $1 AND fingerprint = $2 AND created_at >= $3 AND merged_into IS NULL
+         ORDER BY created_at DESC LIMIT 1",
+    )
+    .bind(&lead.dealership)
+    .bind(&lead.fingerprint)
+    .bind(ts(lead.duplicate_since))
+    .fetch_optional(&mut **tx)
+    .await?)
+}
+
+/// The lead's row, and its delivery unless another lead carries it (`merged_into`).
+async fn insert_lead(
+    tx: &mut Transaction<'static, Any>,
+    lead: &NewLead,
+    merged_into: Option<&String>,
+) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO leads (lead_id, dealership, created_at, fingerprint, source_agent, request, appointment)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO leads (lead_id, dealership, created_at, fingerprint, source_agent, request, appointment, merged_into)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(&lead.lead_id)
     .bind(&lead.dealership)
@@ -110,8 +160,12 @@ async fn insert_lead(tx: &mut Transaction<'static, Any>, lead: &NewLead) -> Resu
     .bind(&lead.source_agent)
     .bind(&lead.request)
     .bind(&lead.appointment)
+    .bind(merged_into)
     .execute(&mut **tx)
     .await?;
+    if merged_into.is_some() {
+        return Ok(());
+    }
     sqlx::query(
         "INSERT INTO lead_deliveries (lead_id, upstream, channel, document, traceparent, state, attempts, next_attempt_at)
          VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6)",
@@ -138,6 +192,10 @@ pub struct StoredLead {
     pub appointment: Option<String>,
     pub consent: String,
     pub submissions: i64,
+    /// The lead whose delivery carries this one (another principal's).
+    pub merged_into: Option<String>,
+    /// Leads of other principals merged into this one.
+    pub merged: i64,
     pub delivery: StoredDelivery,
 }
 
@@ -153,14 +211,18 @@ pub struct StoredDelivery {
     pub receipt: Option<String>,
 }
 
+/// A lead with its delivery: its own, or, for a merged lead, the one of the
+/// lead that carries it.
 const SELECT_LEAD: &str =
     "SELECT l.lead_id, l.dealership, l.created_at, l.source_agent, l.request, l.appointment,
+        l.merged_into,
         d.channel, d.state, d.attempts, d.next_attempt_at, d.last_attempt_at, d.last_error,
         d.delivered_at, d.receipt,
         (SELECT s.consent FROM lead_submissions s WHERE s.lead_id = l.lead_id
             ORDER BY s.received_at LIMIT 1) AS consent,
-        (SELECT COUNT(*) FROM lead_submissions s WHERE s.lead_id = l.lead_id) AS submissions
-    FROM leads l JOIN lead_deliveries d ON d.lead_id = l.lead_id";
+        (SELECT COUNT(*) FROM lead_submissions s WHERE s.lead_id = l.lead_id) AS submissions,
+        (SELECT COUNT(*) FROM leads m WHERE m.merged_into = l.lead_id) AS merged
+    FROM leads l JOIN lead_deliveries d ON d.lead_id = COALESCE(l.merged_into, l.lead_id)";
 
 /// Ownership: a lead belongs to every principal that submitted it (the first
 /// submission, and any duplicate merged into it). A `NULL` principal is staff.
@@ -252,6 +314,8 @@ fn stored_lead(r: &AnyRow) -> Result<StoredLead, StoreError> {
             .try_get::<Option<String>, _>("consent")?
             .unwrap_or_default(),
         submissions: r.try_get("submissions")?,
+        merged_into: r.try_get("merged_into")?,
+        merged: r.try_get("merged")?,
         delivery: StoredDelivery {
             channel: r.try_get("channel")?,
             state: r.try_get("state")?,

@@ -9,7 +9,7 @@ use super::appointment::outcome;
 use super::args::{CreateArgs, PreferredContact, SaleCondition};
 use super::consent::withhold;
 use super::notice::{Warning, WithheldContactPoint};
-use super::present::{delivery_view, metrics_status};
+use super::present::{Viewer, delivery_for, metrics_status};
 use super::text::{clean_line, clean_optional_free_text, clean_optional_line};
 use super::view::{
     AppointmentOutcome, CreateResult, DealerContact, DeliveryState, DeliveryView, LeadStatus,
@@ -100,17 +100,17 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
     };
     let decision = desk.accept(&lead).await?;
     let mut result = base.answer(&decision, &lead_id);
-    ctx.services
-        .metrics
-        .leads
-        .get_or_create(&metrics_status(result.status, false))
-        .inc();
+    let label = match decision {
+        Decision::Merged { .. } => crate::telemetry::metrics::LeadLabels { status: "merged" },
+        _ => metrics_status(result.status, false),
+    };
+    ctx.services.metrics.leads.get_or_create(&label).inc();
     // The answer names a lead this call just submitted to: no owner check needed.
     if let Ok(Some(current)) = desk
         .get(&dealership.profile.id, &result.lead_id, None)
         .await
     {
-        result.delivery = delivery_view(&current.delivery);
+        result.delivery = delivery_for(&current, Viewer::Submitter);
     }
     to_result(&result)
 }
@@ -134,7 +134,7 @@ pub fn refresh_replay(ctx: ToolContext<'_>, mut answer: Value) -> BoxFuture<'_, 
             .get(&dealership.profile.id, lead_id, None)
             .await;
         if let Ok(Some(current)) = current
-            && let Ok(delivery) = serde_json::to_value(delivery_view(&current.delivery))
+            && let Ok(delivery) = serde_json::to_value(delivery_for(&current, Viewer::Submitter))
         {
             answer["delivery"] = delivery;
         }
@@ -201,7 +201,9 @@ impl Answer<'_> {
             Decision::Duplicate { of } => {
                 self.result(of.clone(), LeadStatus::Duplicate, DeliveryState::Pending)
             }
-            _ => self.result(
+            // Another agent's lead carries it: this agent's answer is that of
+            // a lead of its own, and tells nothing of the other one.
+            Decision::Merged { .. } | Decision::Received => self.result(
                 lead_id.to_owned(),
                 LeadStatus::Received,
                 DeliveryState::Pending,

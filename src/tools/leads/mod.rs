@@ -262,7 +262,7 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Handled {
         .get(&args.dealership_id, &args.lead_id, owner.principal())
         .await?;
     match stored {
-        Some(lead) => to_result(&present::lead_view(&lead)?),
+        Some(lead) => to_result(&present::lead_view(&lead, viewer(&owner))?),
         None => Err(ToolError::new(
             ErrorCode::LeadsLeadNotFound,
             "This dealership has no lead with that id that you sent through the bridge.",
@@ -311,7 +311,15 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
         more.then(|| cursors.encode(&args.dealership_id, &hash, offset + u64::from(limit)));
     let items = rows
         .iter()
-        .map(present::lead_view)
+        .map(|lead| present::lead_view(lead, viewer(&owner)))
         .collect::<Result<Vec<_>, _>>()?;
     to_result(&ListResult { items, next_cursor })
+}
+
+/// Staff (who may see every lead) see how leads were merged; a submitter sees its own.
+fn viewer(owner: &crate::contract::Owner<'_>) -> present::Viewer {
+    match owner.principal() {
+        None => present::Viewer::Staff,
+        Some(_) => present::Viewer::Submitter,
+    }
 }

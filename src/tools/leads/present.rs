@@ -10,7 +10,15 @@ use crate::leads::StoredLead;
 use crate::leads::lead::{ConsentGrant, Lead, TradeIn, VehicleOfInterest};
 use crate::store::leads::StoredDelivery;
 
-pub fn lead_view(lead: &StoredLead) -> Result<LeadView, ToolError> {
+/// Who is looking at a lead: its submitter sees its own record only; the
+/// dealership's staff see how leads were merged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Viewer {
+    Submitter,
+    Staff,
+}
+
+pub fn lead_view(lead: &StoredLead, viewer: Viewer) -> Result<LeadView, ToolError> {
     let request = Lead::from_stored(&lead.request).map_err(|e| {
         tracing::error!(error = %e, "A stored lead could not be read.");
         ToolError::internal()
@@ -48,9 +56,36 @@ pub fn lead_view(lead: &StoredLead) -> Result<LeadView, ToolError> {
                 expires_at: g.expires_at,
             },
         ),
-        delivery: delivery_view(&lead.delivery),
-        submissions: u32::try_from(lead.submissions).unwrap_or(u32::MAX),
+        delivery: delivery_for(lead, viewer),
+        submissions: u32::try_from(match viewer {
+            Viewer::Submitter => lead.submissions,
+            Viewer::Staff => lead.submissions + lead.merged,
+        })
+        .unwrap_or(u32::MAX),
+        merged_into: (viewer == Viewer::Staff)
+            .then(|| lead.merged_into.clone())
+            .flatten(),
     })
+}
+
+/// The lead's delivery as `viewer` may see it. A merged lead rides on another
+/// lead's delivery, which its submitter must learn nothing of: they see its
+/// state on their own lead's timeline (nothing before their submission, one
+/// attempt at most, no CRM receipt), as any lead of theirs would show it.
+pub fn delivery_for(lead: &StoredLead, viewer: Viewer) -> DeliveryView {
+    let full = delivery_view(&lead.delivery);
+    if lead.merged_into.is_none() || viewer == Viewer::Staff {
+        return full;
+    }
+    let ours = |t: Option<String>| t.map(|t| t.max(lead.created_at.clone()));
+    DeliveryView {
+        attempts: u32::from(full.state != DeliveryState::Pending),
+        last_attempt_at: ours(full.last_attempt_at),
+        next_attempt_at: ours(full.next_attempt_at),
+        delivered_at: ours(full.delivered_at),
+        receipt: None,
+        ..full
+    }
 }
 
 pub fn delivery_view(d: &StoredDelivery) -> DeliveryView {

@@ -125,8 +125,13 @@ pub struct LeadView {
     pub appointment: Option<AppointmentOutcome>,
     pub consent: ConsentSummary,
     pub delivery: DeliveryView,
-    /// Submissions received for this lead: 1, plus one per later duplicate merged into it.
+    /// Submissions received for this lead: 1, plus one per later duplicate of
+    /// the same submitter (for staff, also one per other agent's lead merged into it).
     pub submissions: u32,
+    /// For staff only: the lead whose delivery carries this one, sent by
+    /// another agent for the same customer within the duplicate window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_into: Option<String>,
 }
 
 /// The customer, minimised: initials and masked contact points.
