@@ -9,6 +9,7 @@ mod common;
 
 use std::time::Duration;
 
+use base64::Engine;
 use common::config::Upstream;
 use common::inventory::{Inventory, search_all, summary, upstream};
 use common::{Bridge, Client, INVENTORY_PATH, call, connect, count, metrics_text, ok};
@@ -19,15 +20,24 @@ use wiremock::MockServer;
 
 const SECRET: &str = "push-secret";
 
-/// `acme` on a CDK upstream read every hour that takes inbound events.
-fn pushed(server: &str) -> String {
+/// `acme` on a CDK upstream read every hour that takes inbound events, with
+/// `inbound` as more keys of `inbound_events` (events may ask for a read
+/// every second unless they name another `min_read_interval`).
+fn pushed_with(server: &str, inbound: &str) -> String {
+    let interval = if inbound.contains("min_read_interval") {
+        ""
+    } else {
+        r#", min_read_interval = "1s""#
+    };
     common::rest(server)
         .edit_upstream("cdk", |u: Upstream| {
             u.set("inventory_sync", "\"1h\"")
                 .resilience("{ retries = { max = 0 } }")
                 .set(
                     "inbound_events",
-                    format!(r#"{{ secret = {{ value = "{SECRET}" }}, max_body = "2KiB" }}"#),
+                    format!(
+                        r#"{{ secret = {{ value = "{SECRET}" }}, max_body = "2KiB"{interval}{inbound} }}"#
+                    ),
                 )
         })
         .render()
@@ -96,8 +106,13 @@ async fn push_event(bridge: &Bridge, id: &str, unit: &str) -> u16 {
 /// whether the background loop or the search makes it, and the loop does
 /// not read again before its hour is up: the count is settled.
 async fn started() -> (MockServer, Inventory, Bridge, Client, usize) {
+    started_with("").await
+}
+
+/// [`started`] with more `inbound_events` keys.
+async fn started_with(inbound: &str) -> (MockServer, Inventory, Bridge, Client, usize) {
     let (server, inventory) = upstream(100).await;
-    let bridge = common::with_config(&pushed(&server.uri())).await;
+    let bridge = common::with_config(&pushed_with(&server.uri(), inbound)).await;
     let client = connect(&bridge.url, Some("acme-token")).await;
     search_all(&client).await;
     let reads = count(&server, INVENTORY_PATH).await;
@@ -342,4 +357,147 @@ async fn an_event_the_store_cannot_record_is_refused_for_redelivery() {
         metrics.contains(r#"dms_bridge_inbound_events_total{upstream="cdk",outcome="failed"} 1"#),
         "{metrics}"
     );
+}
+
+/// A captured body-signed push sent again under new event ids (an outside
+/// audit replayed one 20 times and got 20 inventory reads at the vendor): the
+/// first is taken, the others are refused as replays and read nothing.
+#[tokio::test]
+async fn a_captured_signed_push_replayed_under_new_ids_is_refused_and_reads_nothing() {
+    let (server, inventory, bridge, client, reads) = started().await;
+    let raised = inventory.raise_price(inventory.listed_with_selling_price(0));
+    let body = event_body(&raised);
+    let first = push(
+        &bridge,
+        "cdk",
+        Some("evt-1"),
+        Auth::Signed(SECRET),
+        body.clone(),
+    );
+    assert_eq!(first.await, 202);
+    read_after(&server, reads).await;
+    // The read is over once its event is recorded.
+    assert_eq!(events_once_there(&client, 1).await, [updated(&raised)]);
+    let settled = count(&server, INVENTORY_PATH).await;
+    for n in 2..=20 {
+        let id = format!("evt-{n}");
+        let replay = push(
+            &bridge,
+            "cdk",
+            Some(&id),
+            Auth::Signed(SECRET),
+            body.clone(),
+        );
+        assert_eq!(replay.await, 409, "{id}");
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        count(&server, INVENTORY_PATH).await,
+        settled,
+        "no read for a replay"
+    );
+    let metrics = metrics_text(&bridge).await;
+    let line = r#"dms_bridge_inbound_events_total{upstream="cdk",outcome="replayed"} 19"#;
+    assert!(metrics.contains(line), "{line} in {metrics}");
+}
+
+/// However fast a vendor pushes, events ask one dealership's inventory for
+/// at most one read per `min_read_interval` (an hour here): the first event
+/// reads at once, nine more in a row read nothing now.
+#[tokio::test]
+async fn pushes_faster_than_the_read_interval_make_one_read() {
+    let (server, inventory, bridge, client, reads) =
+        started_with(r#", min_read_interval = "1h""#).await;
+    let raised = inventory.raise_price(inventory.listed_with_selling_price(0));
+    assert_eq!(push_event(&bridge, "evt-0", &raised).await, 202);
+    read_after(&server, reads).await;
+    assert_eq!(events_once_there(&client, 1).await, [updated(&raised)]);
+    let settled = count(&server, INVENTORY_PATH).await;
+    for n in 1..10 {
+        assert_eq!(
+            push_event(&bridge, &format!("evt-{n}"), &format!("UNIT-{n}")).await,
+            202
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(count(&server, INVENTORY_PATH).await, settled);
+}
+
+/// A Standard Webhooks signature over `id.timestamp.body`, base64.
+fn standard_signature(id: &str, timestamp: i64, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(SECRET.as_bytes()).unwrap();
+    mac.update(format!("{id}.{timestamp}.").as_bytes());
+    mac.update(body);
+    let digest = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    format!("v1,{digest}")
+}
+
+/// A push signed Standard Webhooks style; its status code.
+async fn push_standard(
+    bridge: &Bridge,
+    id: &str,
+    timestamp: i64,
+    signature: &str,
+    body: Vec<u8>,
+) -> u16 {
+    reqwest::Client::new()
+        .post(format!("http://{}/events/inbound/cdk", bridge.addr))
+        .header("Content-Type", "application/json")
+        .header("webhook-id", id)
+        .header("webhook-timestamp", timestamp.to_string())
+        .header("webhook-signature", signature)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// Where the vendor signs Standard Webhooks style, the event id and a time
+/// are signed too: a captured push is refused under another id, and after
+/// five minutes under its own; its own id within them is a redelivery.
+#[tokio::test]
+async fn a_standard_webhooks_signature_binds_the_event_id_and_its_time() {
+    let (server, inventory, bridge, client, reads) =
+        started_with(r#", signing = "standard_webhooks""#).await;
+    let raised = inventory.raise_price(inventory.listed_with_selling_price(0));
+    let body = event_body(&raised);
+    let now = chrono::Utc::now().timestamp();
+    let signature = standard_signature("msg_1", now, &body);
+    assert_eq!(
+        push_standard(&bridge, "msg_1", now, &signature, body.clone()).await,
+        202
+    );
+    read_after(&server, reads).await;
+    assert_eq!(events_once_there(&client, 1).await, [updated(&raised)]);
+    let settled = count(&server, INVENTORY_PATH).await;
+
+    // The same signature under another id; a true signature ten minutes old.
+    assert_eq!(
+        push_standard(&bridge, "msg_2", now, &signature, body.clone()).await,
+        401
+    );
+    let old = now - 600;
+    let old_signature = standard_signature("msg_3", old, &body);
+    assert_eq!(
+        push_standard(&bridge, "msg_3", old, &old_signature, body.clone()).await,
+        401
+    );
+    // A body-only signature does not do here.
+    let body_only = push(
+        &bridge,
+        "cdk",
+        Some("msg_4"),
+        Auth::Signed(SECRET),
+        body.clone(),
+    );
+    assert_eq!(body_only.await, 401);
+    // The vendor's own redelivery of msg_1: taken again, read once only.
+    assert_eq!(
+        push_standard(&bridge, "msg_1", now, &signature, body).await,
+        202
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(count(&server, INVENTORY_PATH).await, settled);
 }

@@ -16,16 +16,42 @@ const MAX_BODY: usize = 4 * 1024 * 1024;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InboundEventsConfig {
-    /// Shared with the vendor: sent as `Authorization: Bearer <secret>`, or
-    /// the key of `X-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+    /// Shared with the vendor. With `signing = "body"`: sent as
+    /// `Authorization: Bearer <secret>`, or the key of `X-Signature:
+    /// sha256=<hex HMAC-SHA256 of the body>`. With `"standard_webhooks"`: the
+    /// signing secret (`whsec_<base64>`, or any text used as the key).
     pub secret: SecretSource,
+    /// What the vendor signs: `"body"` (CDK/Fortellis Event Relay: the body
+    /// only, so a captured push could come again under another event id;
+    /// a body seen before is refused) or `"standard_webhooks"` (`webhook-id`,
+    /// `webhook-timestamp` and the body, within five minutes of now).
+    #[serde(default)]
+    pub signing: InboundSigning,
     /// Largest event body read, e.g. `"256KiB"` (1 KiB to 4 MiB); larger gets 413.
     #[serde(default = "default_max_body")]
     pub max_body: String,
+    /// Least time between two reads events ask of one dealership's inventory:
+    /// events in between make one read at its end, whatever the push rate.
+    #[serde(default = "default_min_read_interval", with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub min_read_interval: std::time::Duration,
+}
+
+/// What an inbound event's signature covers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InboundSigning {
+    #[default]
+    Body,
+    StandardWebhooks,
 }
 
 fn default_max_body() -> String {
     "256KiB".into()
+}
+
+fn default_min_read_interval() -> std::time::Duration {
+    std::time::Duration::from_secs(10)
 }
 
 impl InboundEventsConfig {

@@ -34,7 +34,7 @@ pub use gateway::{
     BreakerConfig, CacheConfig, Rate, RateLimitsConfig, ResilienceConfig, RetryConfig, StoreConfig,
     ToolClass,
 };
-pub use inbound::InboundEventsConfig;
+pub use inbound::{InboundEventsConfig, InboundSigning};
 pub use leads::{AdfEmailConfig, AdfHttpConfig, DeliveryConfig, LeadsConfig, SmtpTls};
 pub use load::{ConfigError, ConfigErrors, from_toml_str, load_file};
 pub use mirror::{MirrorConfig, SyncInterval};

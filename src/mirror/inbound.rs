@@ -9,21 +9,38 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use base64::Engine;
 use hmac::{Hmac, Mac};
 use secrecy::{ExposeSecret, SecretString};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
-use crate::config::{Config, ConfigError, UpstreamConfig, resolve_secret};
+use crate::config::{Config, ConfigError, InboundSigning, UpstreamConfig, resolve_secret};
 use crate::model::Domain;
+
+/// How far a Standard Webhooks `webhook-timestamp` may be from now (the
+/// specification's recommendation): an older signed push is a replay.
+pub const TIMESTAMP_TOLERANCE: Duration = Duration::from_secs(5 * 60);
 
 /// One upstream's inbound events.
 pub struct InboundSink {
     secret: SecretString,
+    pub signing: InboundSigning,
     /// Largest body read, in bytes.
     pub max_body: usize,
     /// Dealerships whose inventory comes from this upstream.
     pub dealerships: Vec<String>,
+    /// Least time between two reads events ask of one dealership.
+    pub min_read_interval: Duration,
+}
+
+/// A Standard Webhooks delivery's signed headers.
+pub struct SignedHeaders<'a> {
+    pub id: &'a str,
+    pub timestamp: &'a str,
+    pub signature: &'a str,
 }
 
 /// Every upstream that accepts inbound events, by upstream id. Cheap to clone.
@@ -57,9 +74,11 @@ impl InboundSinks {
                 .collect();
             let sink = InboundSink {
                 secret,
+                signing: inbound.signing,
                 // validate() refused any other size.
                 max_body: inbound.max_body_bytes().unwrap_or(256 * 1024),
                 dealerships,
+                min_read_interval: inbound.min_read_interval,
             };
             sinks.insert(id.clone(), sink);
         }
@@ -68,6 +87,17 @@ impl InboundSinks {
 
     pub fn get(&self, upstream: &str) -> Option<&InboundSink> {
         self.0.get(upstream)
+    }
+
+    /// The least time between event-asked reads of `dealership`'s inventory
+    /// (zero when no vendor pushes for it).
+    pub fn min_read_interval(&self, dealership: &str) -> Duration {
+        self.0
+            .values()
+            .filter(|sink| sink.dealerships.iter().any(|d| d == dealership))
+            .map(|sink| sink.min_read_interval)
+            .max()
+            .unwrap_or(Duration::ZERO)
     }
 }
 
@@ -89,6 +119,39 @@ impl InboundSink {
             })
             .is_some_and(|token| bool::from(token.trim().as_bytes().ct_eq(secret)));
         bearer || signature.is_some_and(|s| signed(secret, s, body))
+    }
+
+    /// Whether a Standard Webhooks delivery is signed with the secret over
+    /// its id, timestamp and body, and its timestamp is within
+    /// [`TIMESTAMP_TOLERANCE`] of `now` (seconds since the epoch).
+    pub fn verifies_standard(&self, headers: &SignedHeaders<'_>, body: &[u8], now: i64) -> bool {
+        let Ok(sent_at) = headers.timestamp.trim().parse::<i64>() else {
+            return false;
+        };
+        if sent_at.abs_diff(now) > TIMESTAMP_TOLERANCE.as_secs() {
+            return false;
+        }
+        let secret = self.secret.expose_secret();
+        let key = match secret.strip_prefix("whsec_") {
+            Some(encoded) => match base64::engine::general_purpose::STANDARD.decode(encoded) {
+                Ok(key) => key,
+                Err(_) => return false,
+            },
+            None => secret.as_bytes().to_vec(),
+        };
+        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&key) else {
+            return false;
+        };
+        mac.update(format!("{}.{}.", headers.id, headers.timestamp.trim()).as_bytes());
+        mac.update(body);
+        let expected = mac.finalize().into_bytes();
+        // Several space-separated signatures may come (key rotation): any one.
+        headers.signature.split(' ').any(|candidate| {
+            candidate
+                .strip_prefix("v1,")
+                .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok())
+                .is_some_and(|given| bool::from(given.as_slice().ct_eq(expected.as_slice())))
+        })
     }
 }
 
@@ -116,9 +179,51 @@ mod tests {
     fn sink() -> InboundSink {
         InboundSink {
             secret: SecretString::from("s3cret".to_owned()),
+            signing: InboundSigning::Body,
             max_body: 1024,
             dealerships: vec![],
+            min_read_interval: Duration::ZERO,
         }
+    }
+
+    fn standard(key: &[u8], id: &str, timestamp: &str, body: &[u8]) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap();
+        mac.update(format!("{id}.{timestamp}.").as_bytes());
+        mac.update(body);
+        let digest = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+        format!("v1,{digest}")
+    }
+
+    #[test]
+    fn a_standard_webhooks_signature_binds_the_id_and_a_recent_time() {
+        let body = br#"{"type":"x"}"#;
+        let key = b"0123456789abcdef0123456789abcdef";
+        let mut sink = sink();
+        let encoded = base64::engine::general_purpose::STANDARD.encode(key);
+        sink.secret = SecretString::from(format!("whsec_{encoded}"));
+        let now = 1_800_000_000;
+        let at = now.to_string();
+        let signed = |id: &str, ts: &str| standard(key, id, ts, body);
+        let check = |id: &str, ts: &str, signature: &str| {
+            let headers = SignedHeaders {
+                id,
+                timestamp: ts,
+                signature,
+            };
+            sink.verifies_standard(&headers, body, now)
+        };
+        assert!(check("msg_1", &at, &signed("msg_1", &at)));
+        // Another id under the same signature: a replay.
+        assert!(!check("msg_2", &at, &signed("msg_1", &at)));
+        // Older than five minutes, or from the future: refused.
+        let old = (now - 301).to_string();
+        assert!(!check("msg_1", &old, &signed("msg_1", &old)));
+        let ahead = (now + 301).to_string();
+        assert!(!check("msg_1", &ahead, &signed("msg_1", &ahead)));
+        // Rotation: any of several signatures.
+        let both = format!("v1,AAAA {}", signed("msg_1", &at));
+        assert!(check("msg_1", &at, &both));
+        assert!(!check("msg_1", "soon", &signed("msg_1", "soon")));
     }
 
     fn signature(key: &[u8], body: &[u8]) -> String {

@@ -84,7 +84,11 @@ struct Dealership {
     generation: std::sync::atomic::AtomicU64,
     /// One read at a time: a burst of first calls reads the upstream once.
     syncing: Mutex<()>,
+    /// Set by inbound vendor events: read now (see `event_gap`).
     wake: Notify,
+    /// Least time between two reads events ask for, so no push rate can
+    /// spend the vendor's quota faster (`inbound_events.min_read_interval`).
+    event_gap: Duration,
 }
 
 #[derive(Default)]
@@ -153,6 +157,7 @@ impl Mirror {
                     generation: std::sync::atomic::AtomicU64::new(0),
                     syncing: Mutex::new(()),
                     wake: Notify::new(),
+                    event_gap: inbound.min_read_interval(&s.dealership),
                 };
                 (s.dealership, Arc::new(d))
             })
@@ -262,6 +267,8 @@ impl Mirror {
         let mut signals = self.inner.store.signals();
         let mut reading = d.reads_upstream();
         let mut next_read = Read::ChangesUnlessReadSince(reads_at_start);
+        // When the last read events asked for began: the next waits for `event_gap`.
+        let mut last_asked: Option<tokio::time::Instant> = None;
         loop {
             let now_reading = d.reads_upstream();
             if now_reading {
@@ -283,11 +290,21 @@ impl Mirror {
             } else {
                 d.every.min(FOLLOW_EVERY)
             };
-            tokio::select! {
+            let asked = tokio::select! {
                 _ = cancel.cancelled() => break,
-                _ = tokio::time::sleep(wait) => {}
-                _ = d.wake.notified() => {}
-                () = wanted(&mut signals, &d.id, reading) => {}
+                _ = tokio::time::sleep(wait) => false,
+                _ = d.wake.notified() => true,
+                () = wanted(&mut signals, &d.id, reading) => false,
+            };
+            if asked {
+                // Events asking for a read meanwhile are one read at the gap's end.
+                if let Some(at) = last_asked {
+                    tokio::select! {
+                        _ = cancel.cancelled() => break,
+                        _ = tokio::time::sleep_until(at + d.event_gap) => {}
+                    }
+                }
+                last_asked = Some(tokio::time::Instant::now());
             }
         }
     }

@@ -5,25 +5,51 @@ use chrono::{DateTime, Utc};
 
 use super::{Store, StoreError};
 
-/// Records `event_id` from `upstream`; true when it is new, false when it
-/// was received before.
+/// What the store knew of an inbound event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// Neither its id nor its body was seen: recorded now.
+    New,
+    /// Its id was received before (a redelivery).
+    SeenId,
+    /// Another id came with this very body before (a replay).
+    SeenBody,
+}
+
+/// Records `event_id` from `upstream`, with the hash of its body.
 pub async fn record(
     store: &Store,
     upstream: &str,
     event_id: &str,
+    body_hash: &str,
     received_at: DateTime<Utc>,
-) -> Result<bool, StoreError> {
+) -> Result<Recorded, StoreError> {
     let _turn = store.write_turn().await;
     let done = sqlx::query(
-        "INSERT INTO inbound_events (upstream, event_id, received_at) VALUES ($1, $2, $3)
+        "INSERT INTO inbound_events (upstream, event_id, received_at, body_hash) VALUES ($1, $2, $3, $4)
          ON CONFLICT DO NOTHING",
     )
     .bind(upstream)
     .bind(event_id)
     .bind(super::leads::ts(received_at))
+    .bind(body_hash)
     .execute(store.pool())
     .await?;
-    Ok(done.rows_affected() == 1)
+    if done.rows_affected() == 1 {
+        return Ok(Recorded::New);
+    }
+    let seen_id: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM inbound_events WHERE upstream = $1 AND event_id = $2",
+    )
+    .bind(upstream)
+    .bind(event_id)
+    .fetch_one(store.pool())
+    .await?;
+    Ok(if seen_id > 0 {
+        Recorded::SeenId
+    } else {
+        Recorded::SeenBody
+    })
 }
 
 /// Forgets the ids received before `cutoff`. Returns how many went.
@@ -42,14 +68,31 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn an_id_is_new_once_per_upstream_until_purged() {
+    async fn an_id_and_a_body_are_new_once_per_upstream_until_purged() {
         let store = Store::open("sqlite::memory:").await.unwrap();
         let long_ago = Utc::now() - chrono::Duration::days(40);
-        assert!(record(&store, "cdk", "e1", long_ago).await.unwrap());
-        assert!(!record(&store, "cdk", "e1", Utc::now()).await.unwrap());
-        assert!(record(&store, "other", "e1", Utc::now()).await.unwrap());
+        let now = Utc::now();
+        assert_eq!(
+            record(&store, "cdk", "e1", "h1", long_ago).await.unwrap(),
+            Recorded::New
+        );
+        assert_eq!(
+            record(&store, "cdk", "e1", "h1", now).await.unwrap(),
+            Recorded::SeenId
+        );
+        assert_eq!(
+            record(&store, "cdk", "e2", "h1", now).await.unwrap(),
+            Recorded::SeenBody
+        );
+        assert_eq!(
+            record(&store, "other", "e1", "h1", now).await.unwrap(),
+            Recorded::New
+        );
         let cutoff = Utc::now() - chrono::Duration::days(30);
         assert_eq!(purge(&store, cutoff).await.unwrap(), 1);
-        assert!(record(&store, "cdk", "e1", Utc::now()).await.unwrap());
+        assert_eq!(
+            record(&store, "cdk", "e1", "h1", now).await.unwrap(),
+            Recorded::New
+        );
     }
 }

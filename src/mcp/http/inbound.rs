@@ -5,9 +5,11 @@
 //! mirror for one fresh read of each dealership the upstream serves, and the
 //! answer does not wait for it. Checks in order: an upstream that takes
 //! inbound events (404), the body within `max_body` (413), the secret as a
-//! bearer token or a body signature (401), an event id and a JSON body (400);
-//! an id seen before is answered 202 and does nothing more; an id that cannot
-//! be recorded is 503, so the vendor sends it again.
+//! bearer token or a body signature, or a Standard Webhooks signature over
+//! the id, a recent timestamp and the body (401), an event id and a JSON
+//! body (400); an id seen before is answered 202 and does nothing more; a
+//! body seen before under another id is a replay (409, nothing read); an id
+//! that cannot be recorded is 503, so the vendor sends it again.
 
 use std::time::Duration;
 
@@ -21,8 +23,13 @@ use bytes::BytesMut;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+use sha2::{Digest, Sha256};
+
+use crate::config::InboundSigning;
 use crate::gateway::Gateway;
 use crate::mirror::InboundSink;
+use crate::mirror::inbound::SignedHeaders;
+use crate::store::inbound::Recorded;
 
 /// Longest event id kept (Fortellis sends UUIDs).
 const MAX_EVENT_ID: usize = 256;
@@ -51,6 +58,9 @@ enum Taken {
     Duplicate,
 }
 
+/// `Fortellis-Event-Id`, or `webhook-id` for Standard Webhooks.
+const FORTELLIS_EVENT_ID: &str = "fortellis-event-id";
+
 /// Why an event was not taken.
 enum Refusal {
     UnknownUpstream,
@@ -59,6 +69,8 @@ enum Refusal {
     Unreadable,
     Unauthorized,
     Invalid(&'static str),
+    /// Its body came before under another event id.
+    Replayed,
     NotRecorded,
 }
 
@@ -132,6 +144,11 @@ impl Refusal {
                 "a valid bearer secret or X-Signature is required",
             ),
             Self::Invalid(message) => (StatusCode::BAD_REQUEST, "invalid", message),
+            Self::Replayed => (
+                StatusCode::CONFLICT,
+                "replayed",
+                "this event body was received before under another event id",
+            ),
             Self::NotRecorded => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "failed",
@@ -151,17 +168,22 @@ async fn take(
     let mirror = &inbound.gateway.services().mirror;
     let sink = mirror.inbound(upstream).ok_or(Refusal::UnknownUpstream)?;
     let body = read_body(headers, body, sink.max_body, inbound.body_read_timeout).await?;
-    authenticate(sink, headers, &body)?;
-    let event_id = header_text(headers, "fortellis-event-id")
+    let id_header = match sink.signing {
+        InboundSigning::Body => FORTELLIS_EVENT_ID,
+        InboundSigning::StandardWebhooks => "webhook-id",
+    };
+    let event_id = header_text(headers, id_header)
         .map(str::trim)
-        .filter(|id| !id.is_empty() && id.len() <= MAX_EVENT_ID)
-        .ok_or(Refusal::Invalid("a Fortellis-Event-Id header is required"))?;
+        .filter(|id| !id.is_empty() && id.len() <= MAX_EVENT_ID);
+    authenticate(sink, headers, event_id, &body)?;
+    let event_id = event_id.ok_or(Refusal::Invalid("an event id header is required"))?;
     let event: Value = serde_json::from_slice(&body)
         .map_err(|_| Refusal::Invalid("the event body is not JSON"))?;
-    let new = crate::store::inbound::record(
+    let recorded = crate::store::inbound::record(
         inbound.gateway.store(),
         upstream,
         event_id,
+        &hex::encode(Sha256::digest(&body)),
         chrono::Utc::now(),
     )
     .await
@@ -169,9 +191,11 @@ async fn take(
         tracing::error!(upstream, event_id, error = %e, "Cannot record an inbound vendor event.");
         Refusal::NotRecorded
     })?;
-    log_event(upstream, event_id, headers, &event, new);
-    if !new {
-        return Ok(Taken::Duplicate);
+    log_event(upstream, event_id, headers, &event, recorded);
+    match recorded {
+        Recorded::New => {}
+        Recorded::SeenId => return Ok(Taken::Duplicate),
+        Recorded::SeenBody => return Err(Refusal::Replayed),
     }
     for dealership in &sink.dealerships {
         if !mirror.request_sync(dealership) {
@@ -211,10 +235,33 @@ async fn read_body(
         .map_err(|_| Refusal::Late)?
 }
 
-fn authenticate(sink: &InboundSink, headers: &HeaderMap, body: &[u8]) -> Result<(), Refusal> {
-    let authorization = header_text(headers, header::AUTHORIZATION.as_str());
-    let signature = header_text(headers, "x-signature");
-    if sink.authenticates(authorization, signature, body) {
+fn authenticate(
+    sink: &InboundSink,
+    headers: &HeaderMap,
+    event_id: Option<&str>,
+    body: &[u8],
+) -> Result<(), Refusal> {
+    let authentic = match sink.signing {
+        InboundSigning::Body => {
+            let authorization = header_text(headers, header::AUTHORIZATION.as_str());
+            let signature = header_text(headers, "x-signature");
+            sink.authenticates(authorization, signature, body)
+        }
+        InboundSigning::StandardWebhooks => {
+            let signed = event_id
+                .zip(header_text(headers, "webhook-timestamp"))
+                .zip(header_text(headers, "webhook-signature"))
+                .map(|((id, timestamp), signature)| SignedHeaders {
+                    id,
+                    timestamp,
+                    signature,
+                });
+            signed.is_some_and(|signed| {
+                sink.verifies_standard(&signed, body, chrono::Utc::now().timestamp())
+            })
+        }
+    };
+    if authentic {
         Ok(())
     } else {
         Err(Refusal::Unauthorized)
@@ -223,7 +270,13 @@ fn authenticate(sink: &InboundSink, headers: &HeaderMap, body: &[u8]) -> Result<
 
 /// What an event says about itself, for the log: ids and its type, never
 /// the body (it may carry customer data).
-fn log_event(upstream: &str, event_id: &str, headers: &HeaderMap, event: &Value, new: bool) {
+fn log_event(
+    upstream: &str,
+    event_id: &str,
+    headers: &HeaderMap,
+    event: &Value,
+    recorded: Recorded,
+) {
     let event_type = event.get("eventType").and_then(Value::as_str);
     let data = event.get("data");
     let unit = data
@@ -235,7 +288,11 @@ fn log_event(upstream: &str, event_id: &str, headers: &HeaderMap, event: &Value,
         request_id = logged(header_text(headers, "x-request-id")),
         event_type = logged(event_type),
         unit = logged(unit),
-        duplicate = !new,
+        seen = match recorded {
+            Recorded::New => "new",
+            Recorded::SeenId => "id",
+            Recorded::SeenBody => "body",
+        },
         "Inbound vendor event."
     );
 }
