@@ -2,12 +2,17 @@
 //! builder, with the timeouts and the connection cap `axum::serve` lacks.
 //!
 //! - A connection cap (`server.max_connections`, fitted under the process's
-//!   open-file limit). Over it, a small overflow lane
-//!   (`server.overflow_connections`) gives a connection `server.overflow_grace`
-//!   to send its request head: `GET /healthz` and `/readyz` are answered,
-//!   anything else gets 503 with `Retry-After`; every answer there says
-//!   `Connection: close`. Past both bounds a connection is closed at once, so
-//!   idle sockets can never use up the process's descriptors.
+//!   open-file limit). When it is reached, a new connection takes the place
+//!   of the connection idle the longest (one that never sent a request first,
+//!   then kept-alive ones; never one with a request in flight), so a flood of
+//!   idle sockets cannot lock callers out: each caller that connects and asks
+//!   pushes one idle socket out. With no idle connection to replace, a small
+//!   overflow lane (`server.overflow_connections`) gives a connection
+//!   `server.overflow_grace` to send its request head: `GET /healthz` and
+//!   `/readyz` are answered, anything else gets 503 with `Retry-After`; every
+//!   answer there says `Connection: close`. Past both bounds a connection is
+//!   closed at once, so idle sockets can never use up the process's
+//!   descriptors.
 //! - Per connection, a watchdog: a new connection must finish its first request
 //!   head within `server.header_read_timeout`; a kept-alive one with no request
 //!   in flight is closed after `server.idle_timeout`, and once the next head's
@@ -48,7 +53,7 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
@@ -61,6 +66,13 @@ pub const FD_RESERVE: u64 = 128;
 
 /// Time an overflow connection has, after its head, to take its answer.
 const OVERFLOW_ANSWER_TIME: Duration = Duration::from_secs(2);
+
+/// A connection idle for less than this is not pushed out for a new one: a
+/// caller that has just connected has not had time to send its head.
+const REPLACEABLE_AFTER: Duration = Duration::from_millis(50);
+
+/// How long a new connection waits for the one it replaces to close.
+const REPLACE_WITHIN: Duration = Duration::from_secs(1);
 
 /// What the accept loop needs from config.
 #[derive(Debug, Clone)]
@@ -148,8 +160,12 @@ pub async fn serve<F>(listener: TcpListener, app: Router, settings: &ServeSettin
 where
     F: Future<Output = ()> + Send,
 {
-    let cap = fitted_cap(settings.max_connections, settings.overflow_connections);
+    // New connections waiting for an idle one's place are bounded like the
+    // overflow lane, and fitted under the open-file limit with it.
+    let cap = fitted_cap(settings.max_connections, settings.overflow_connections * 2);
     let main = Arc::new(Semaphore::new(cap));
+    let lane = Lane::default();
+    let replacing = Arc::new(Semaphore::new(settings.overflow_connections.max(1)));
     let overflow = Arc::new(Semaphore::new(settings.overflow_connections));
     let timeouts = Timeouts {
         header: settings.header_read_timeout,
@@ -178,21 +194,35 @@ where
             },
             () = &mut shutdown => break,
         };
+        let served = Served {
+            app: app.clone(),
+            timeouts,
+            stop: stop.clone(),
+            lane: lane.clone(),
+        };
         if let Ok(permit) = main.clone().try_acquire_owned() {
-            tokio::spawn(connection(
-                stream,
-                peer,
-                app.clone(),
-                timeouts,
-                stop.clone(),
-                (open.clone(), permit),
-            ));
+            tokio::spawn(connection(stream, peer, served, (open.clone(), permit)));
+            continue;
+        }
+        // Over the cap: take the place of the connection idle the longest,
+        // which hands its place over when it has closed.
+        let waiting = replacing.clone().try_acquire_owned().ok();
+        let handed = waiting.as_ref().and_then(|_| lane.push_out_longest_idle());
+        if let (Some(waiting), Some(handed)) = (waiting, handed) {
+            let open = open.clone();
+            tokio::spawn(async move {
+                let place = tokio::time::timeout(REPLACE_WITHIN, handed).await;
+                drop(waiting);
+                if let Ok(Ok(permit)) = place {
+                    connection(stream, peer, served, (open, permit)).await;
+                }
+            });
         } else if let Ok(permit) = overflow.clone().try_acquire_owned() {
             refusals.note(cap, false);
             tokio::spawn(overflow_connection(
                 stream,
                 peer,
-                app.clone(),
+                served.app,
                 settings.overflow_grace,
                 (open.clone(), permit),
             ));
@@ -255,16 +285,79 @@ struct Timeouts {
     idle: Duration,
 }
 
+/// What a connection within the cap is served with.
+struct Served {
+    app: Router,
+    timeouts: Timeouts,
+    stop: CancellationToken,
+    lane: Lane,
+}
+
+/// The connections within the cap, so that a new one can take the place of
+/// the one idle the longest.
+#[derive(Clone, Default)]
+struct Lane {
+    next_id: Arc<AtomicU64>,
+    open: Arc<std::sync::Mutex<std::collections::HashMap<u64, Arc<Activity>>>>,
+}
+
+impl Lane {
+    fn join(&self, activity: Arc<Activity>) -> LaneSeat {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut open) = self.open.lock() {
+            open.insert(id, activity);
+        }
+        LaneSeat {
+            lane: self.clone(),
+            id,
+        }
+    }
+
+    /// Tells the connection idle the longest to close and hand its place
+    /// over: one that never sent a request before any that did, never one
+    /// with a request in flight. `None` when none has been idle for
+    /// [`REPLACEABLE_AFTER`].
+    fn push_out_longest_idle(&self) -> Option<oneshot::Receiver<OwnedSemaphorePermit>> {
+        let open = self.open.lock().ok()?;
+        let longest = open
+            .values()
+            .filter_map(|a| Some((a.idle_rank()?, a)))
+            .filter(|((_, since), _)| since.elapsed() >= REPLACEABLE_AFTER)
+            .min_by_key(|(rank, _)| *rank);
+        let (_, activity) = longest?;
+        Some(activity.push_out())
+    }
+}
+
+/// A connection's place in the [`Lane`], given back when it closes.
+struct LaneSeat {
+    lane: Lane,
+    id: u64,
+}
+
+impl Drop for LaneSeat {
+    fn drop(&mut self) {
+        if let Ok(mut open) = self.lane.open.lock() {
+            open.remove(&self.id);
+        }
+    }
+}
+
 /// A connection within the cap, watched until it closes.
 async fn connection(
     stream: TcpStream,
     peer: SocketAddr,
-    app: Router,
-    timeouts: Timeouts,
-    stop: CancellationToken,
-    _held: (watch::Receiver<()>, OwnedSemaphorePermit),
+    served: Served,
+    held: (watch::Receiver<()>, OwnedSemaphorePermit),
 ) {
+    let Served {
+        app,
+        timeouts,
+        stop,
+        lane,
+    } = served;
     let activity = Arc::new(Activity::new());
+    let _seat = lane.join(activity.clone());
     let io = TokioIo::new(Watched {
         inner: stream,
         activity: activity.clone(),
@@ -299,7 +392,17 @@ async fn connection(
                 conn.as_mut().graceful_shutdown();
                 shutting_down = true;
             }
-            () = activity.changed.notified() => {}
+            () = activity.changed.notified() => {
+                if activity.pushed_out() && !shutting_down {
+                    tracing::debug!(%peer, "Closing an idle connection for a new one over the cap.");
+                    if activity.never_used() {
+                        break;
+                    }
+                    // A request that raced the push finishes first.
+                    conn.as_mut().graceful_shutdown();
+                    shutting_down = true;
+                }
+            }
             () = sleep_until(deadline), if deadline.is_some() => {
                 if activity.deadline(timeouts).is_some_and(|d| d <= Instant::now()) {
                     tracing::debug!(%peer, "Closing a connection that sent no request in time.");
@@ -307,6 +410,12 @@ async fn connection(
                 }
             }
         }
+    }
+    // Pushed out: the place goes to the connection that pushed, not back to
+    // the pool, where the next connection accepted could take it first.
+    let (_open, permit) = held;
+    if let Some(handoff) = activity.take_handoff() {
+        let _ = handoff.send(permit);
     }
 }
 
@@ -381,6 +490,10 @@ struct Activity {
     idle_since: AtomicU64,
     /// When the first byte of the next head arrived, or [`NONE`].
     head_since: AtomicU64,
+    /// A new connection over the cap takes this idle one's place.
+    pushed_out: AtomicBool,
+    /// Where this connection's place goes when it closes, once pushed out.
+    handoff: std::sync::Mutex<Option<oneshot::Sender<OwnedSemaphorePermit>>>,
     /// Wakes the watchdog when the deadline moves.
     changed: Notify,
 }
@@ -395,8 +508,41 @@ impl Activity {
             served: AtomicBool::new(false),
             idle_since: AtomicU64::new(0),
             head_since: AtomicU64::new(NONE),
+            pushed_out: AtomicBool::new(false),
+            handoff: std::sync::Mutex::new(None),
             changed: Notify::new(),
         }
+    }
+
+    /// How long this connection has been idle, for choosing one to push out:
+    /// `(0, since)` never used, `(1, since)` kept alive between requests;
+    /// `None` with a request in flight (or already pushed out).
+    fn idle_rank(&self) -> Option<((u8, Instant), Instant)> {
+        if self.in_flight.load(Ordering::Acquire) > 0 || self.pushed_out() {
+            return None;
+        }
+        let since = self.epoch + Duration::from_millis(self.idle_since.load(Ordering::Acquire));
+        let used = u8::from(self.served.load(Ordering::Acquire));
+        Some(((used, since), since))
+    }
+
+    /// Marks this connection to close; its place arrives on the receiver.
+    fn push_out(&self) -> oneshot::Receiver<OwnedSemaphorePermit> {
+        let (place, handed) = oneshot::channel();
+        if let Ok(mut handoff) = self.handoff.lock() {
+            *handoff = Some(place);
+        }
+        self.pushed_out.store(true, Ordering::Release);
+        self.changed.notify_one();
+        handed
+    }
+
+    fn take_handoff(&self) -> Option<oneshot::Sender<OwnedSemaphorePermit>> {
+        self.handoff.lock().ok()?.take()
+    }
+
+    fn pushed_out(&self) -> bool {
+        self.pushed_out.load(Ordering::Acquire)
     }
 
     fn now(&self) -> u64 {
