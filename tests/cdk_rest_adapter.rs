@@ -629,3 +629,83 @@ async fn unknown_vin_is_not_found() {
     );
     server.verify().await;
 }
+
+/// A profile whose `records` path matches nothing in the answers (an outside
+/// audit: every read answered an empty list, silently). The reads still
+/// answer no records, and the log says so once, with the upstream and the path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_records_path_that_matches_nothing_is_warned_about_once() {
+    let server = MockServer::start().await;
+    common::mount_token(&server).await;
+    Mock::given(method("GET"))
+        .and(path(INVENTORY_PATH))
+        .respond_with(inventory_ok())
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("cdk-typo.toml");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/adapters/cdk-fortellis.toml"
+    ))
+    .unwrap()
+    .replacen(r#"records = "/results""#, r#"records = "/result""#, 1);
+    std::fs::write(&profile, text).unwrap();
+    let addr = common::process::free_addr();
+    let toml = rest(&server.uri())
+        .no_cache()
+        .section("server", &format!("listen = \"{addr}\""))
+        .section("store", r#"url = "sqlite::memory:""#)
+        .edit_upstream("cdk", |u| {
+            u.set(
+                "profile",
+                common::config::quoted(&profile.to_string_lossy()),
+            )
+        })
+        .render();
+    let config = dir.path().join("bridge.toml");
+    std::fs::write(&config, toml).unwrap();
+    let mut bridge = tokio::process::Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .env("DMS_BRIDGE_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let url = format!("http://{addr}/mcp");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while reqwest::get(format!("http://{addr}/healthz"))
+        .await
+        .is_err()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bridge did not start"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let client = connect(&url, Some("acme-token")).await;
+    for limit in [5, 6] {
+        let page = ok(&call(
+            &client,
+            "inventory.search",
+            json!({ "dealership_id": "acme", "limit": limit }),
+        )
+        .await);
+        assert_eq!(page["items"], json!([]), "{page}");
+    }
+    assert_eq!(count(&server, INVENTORY_PATH).await, 2);
+    drop(client);
+    bridge.start_kill().unwrap();
+    let output = bridge.wait_with_output().await.unwrap();
+    let logs = String::from_utf8_lossy(&output.stderr);
+    let warnings: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.contains("the profile's records path"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{logs}");
+    assert!(warnings[0].contains(r#"upstream="cdk""#), "{logs}");
+    assert!(warnings[0].contains(r#"path="/result""#), "{logs}");
+}

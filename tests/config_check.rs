@@ -270,8 +270,118 @@ scopes = ["amcp:inventory:read"]
             ("", "unknown key(s): colour"),
             ("dealerships[0]", "timezone"),
             ("dealerships[0]", "nickname"),
-            ("limits.max_limit", "integer"),
+            ("limits.max_limit", "expected a whole number"),
         ],
+    );
+}
+
+/// A CDK upstream whose inline client secret must never be printed.
+const INLINE_SECRET: &str = "SUPER-SECRET-VALUE-123";
+
+fn upstream_config(upstream_lines: &str, limits: &str) -> String {
+    format!(
+        r#"
+[limits]
+{limits}
+
+[[dealerships]]
+id = "acme"
+name = "Acme Motors"
+timezone = "America/Chicago"
+{ADDRESS}
+routes = {{ inventory = "cdk" }}
+
+[upstreams.cdk]
+kind = "rest"
+profile = "cdk-fortellis"
+base_url = "https://api.example.com/cdk"
+token_url = "https://api.example.com/oauth2/token"
+client_id = {{ value = "id" }}
+client_secret = {{ value = "{INLINE_SECRET}" }}
+vars = {{ subscription_id = "sub-1" }}
+{upstream_lines}
+
+[[tokens]]
+name = "acme"
+secret = {{ value = "acme-token" }}
+dealerships = ["acme"]
+scopes = ["amcp:inventory:read"]
+"#
+    )
+}
+
+fn assert_no_secret(outcome: &Outcome) {
+    for text in [&outcome.stdout, &outcome.stderr] {
+        assert!(
+            !text.contains(INLINE_SECRET),
+            "a secret was printed: {outcome:?}"
+        );
+        assert!(
+            !text.contains("acme-token"),
+            "a token was printed: {outcome:?}"
+        );
+    }
+}
+
+/// An outside audit's finding: a typo, a wrong type or a wrong `kind` inside
+/// an upstream dumped the whole table, inline client secret included, with
+/// "not valid under any of the schemas listed in the 'oneOf' keyword".
+#[test]
+fn a_mistake_in_an_upstream_is_named_by_path_and_prints_no_secret() {
+    let typo = check(&upstream_config(r#"refresh_intervall = "10m""#, ""));
+    assert_problems(
+        &typo,
+        &[("upstreams.cdk", "unknown key(s): refresh_intervall")],
+    );
+    assert_no_secret(&typo);
+
+    let wrong_type = check(&upstream_config("timeout = 30", ""));
+    assert_problems(
+        &wrong_type,
+        &[("upstreams.cdk.timeout", "expected a string")],
+    );
+    assert_no_secret(&wrong_type);
+
+    let wrong_kind =
+        check(&upstream_config("", "").replace(r#"kind = "rest""#, r#"kind = "restful""#));
+    assert_problems(
+        &wrong_kind,
+        &[(
+            "upstreams.cdk.kind",
+            "the kinds are adf_email, adf_http, feed, rest, soap",
+        )],
+    );
+    assert_no_secret(&wrong_kind);
+
+    let secret_of_wrong_type = check(&upstream_config("", "").replace(
+        &format!(r#"{{ value = "{INLINE_SECRET}" }}"#),
+        "12345678901",
+    ));
+    assert_eq!(secret_of_wrong_type.code, 2, "{secret_of_wrong_type:?}");
+    assert!(
+        secret_of_wrong_type.problems()[0].starts_with("upstreams.cdk.client_secret"),
+        "{secret_of_wrong_type:?}"
+    );
+    assert!(
+        !secret_of_wrong_type.stderr.contains("12345678901"),
+        "{secret_of_wrong_type:?}"
+    );
+}
+
+#[test]
+fn a_duration_that_does_not_read_is_named_by_path_without_its_value() {
+    let outcome = check(&upstream_config("", r#"call_timeout = "thirty""#));
+    assert_problems(&outcome, &[("limits.call_timeout", "expected a duration")]);
+    assert!(!outcome.stderr.contains("thirty"), "{outcome:?}");
+    assert_no_secret(&outcome);
+}
+
+#[test]
+fn a_static_token_may_not_take_a_signed_in_subjects_name() {
+    let outcome = check(&valid_config().replace(r#"name = "acme""#, r#"name = "oauth:alice""#));
+    assert_problems(
+        &outcome,
+        &[("tokens[0].name", "must not start with \"oauth:\"")],
     );
 }
 
@@ -313,7 +423,7 @@ const SEMANTIC_PROBLEMS: [(&str, &str); 8] = [
     ("dealerships[0].phones[0].number", ""),
     ("dealerships[0].routes.inventory", "missing-upstream"),
     ("dealerships[1].id", "acme"),
-    ("upstreams.cdk.base_url", "ftp://dms.example.com/cdk"),
+    ("upstreams.cdk.base_url", "is not an http(s) URL"),
     ("upstreams.cdk.profile", "reynolds-magic"),
     ("tokens[0].dealerships[1]", "ghost"),
     ("tokens[0].scopes[1]", "amcp:inventory:delete"),

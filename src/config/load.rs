@@ -75,8 +75,13 @@ pub fn from_toml_str(text: &str) -> Result<Config, ConfigErrors> {
     if !structural.is_empty() {
         return Err(ConfigErrors(structural));
     }
-    let config: Config =
-        serde_json::from_value(json).map_err(|e| ConfigError::new("", e.to_string()))?;
+    // A value of the right type that still does not read (a duration, say)
+    // is reported at its path, and without the value.
+    let config: Config = serde_path_to_error::deserialize(json).map_err(|e| {
+        let path = e.path().to_string();
+        let message = super::problems::without_values(&e.inner().to_string());
+        ConfigError::new(if path == "." { String::new() } else { path }, message)
+    })?;
     let semantic = config.validate();
     if semantic.is_empty() {
         Ok(config)
@@ -110,12 +115,7 @@ fn schema_errors(json: &Value) -> Vec<ConfigError> {
                 jsonschema::error::ValidationErrorKind::Pattern { .. }
             )
         })
-        .map(|e| {
-            ConfigError::new(
-                pointer_to_path(&e.instance_path().to_string()),
-                describe(&e),
-            )
-        })
+        .flat_map(|e| super::problems::problems(&e))
         .collect();
     errors.sort_by(|a, b| {
         document_order(&a.path)
@@ -136,17 +136,6 @@ fn document_order(path: &str) -> Vec<(String, usize)> {
             },
         )
         .collect()
-}
-
-fn describe(e: &jsonschema::ValidationError<'_>) -> String {
-    use jsonschema::error::ValidationErrorKind as K;
-    match e.kind() {
-        K::AdditionalProperties { unexpected } => {
-            format!("unknown key(s): {}", unexpected.join(", "))
-        }
-        K::Required { property } => format!("missing required key {property}"),
-        _ => e.to_string(),
-    }
 }
 
 /// `/dealerships/0/timezone` → `dealerships[0].timezone`.

@@ -15,6 +15,7 @@ mod leads;
 mod load;
 mod mirror;
 mod oauth;
+mod problems;
 mod quotas;
 mod secret;
 mod soap;

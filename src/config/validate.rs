@@ -45,6 +45,19 @@ impl Config {
                     format!("duplicate token name {:?}", t.name),
                 ));
             }
+            // Names own records: a static token named like a signed-in
+            // subject would share that subject's leads and bookings.
+            if t.name
+                .starts_with(crate::contract::principal::SIGNED_IN_PREFIX)
+            {
+                errors.push(ConfigError::new(
+                    format!("{path}.name"),
+                    format!(
+                        "must not start with {:?}: names with it are the OAuth subjects'",
+                        crate::contract::principal::SIGNED_IN_PREFIX
+                    ),
+                ));
+            }
             self.validate_token(&path, t, &mut errors);
         }
         super::leads::validate(self, &mut errors);
@@ -299,10 +312,8 @@ fn upstream_serves(upstream: &UpstreamConfig, domain: Domain) -> bool {
 pub(super) fn check_url(path: &str, url: &str, errors: &mut Vec<ConfigError>) {
     match reqwest::Url::parse(url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
-        _ => errors.push(ConfigError::new(
-            path,
-            format!("{url:?} is not an http(s) URL"),
-        )),
+        // The URL is not repeated: it may carry a password.
+        _ => errors.push(ConfigError::new(path, "is not an http(s) URL")),
     }
 }
 

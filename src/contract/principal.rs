@@ -5,6 +5,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+/// The prefix of a signed-in caller's principal name (`oauth:<subject>`);
+/// no static token may be named with it, or it would own that subject's records.
+pub const SIGNED_IN_PREFIX: &str = "oauth:";
+
 /// OAuth-style scopes, `amcp:<domain>:<read|write|staff>`.
 ///
 /// `read` and `write` let an agent act for the customers it serves: records it

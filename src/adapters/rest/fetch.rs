@@ -30,7 +30,7 @@ impl RestAdapter {
         let mut walk = PageWalk::default();
         loop {
             let body = self.call(endpoint, &walk.params(pagination)).await?;
-            let batch = records_in(&body, records_at)?;
+            let batch = self.records_in(&body, records_at)?;
             let next = walk.next(pagination, &body, batch.len())?;
             let more = walk.advance(batch.len(), &next);
             records.extend(batch);
@@ -234,19 +234,48 @@ impl RestAdapter {
     }
 }
 
-/// The records of one answer: the list at `records_at` (absent = none), or the
-/// answer itself.
-pub(super) fn records_in(
-    body: &Value,
-    records_at: Option<&ValuePath>,
-) -> Result<Vec<Value>, AdapterError> {
-    let list = match records_at {
-        Some(path) => match path.first(body) {
-            Some(v) => v,
-            None => return Ok(Vec::new()),
-        },
-        None => body,
-    };
+impl RestAdapter {
+    /// The records of one answer: the list at `records_at`, or the answer
+    /// itself. A path that reaches nothing is no records; that is said once
+    /// per path in the log (a profile's path that never matches would
+    /// otherwise answer every read with an empty list, silently).
+    pub(super) fn records_in(
+        &self,
+        body: &Value,
+        records_at: Option<&ValuePath>,
+    ) -> Result<Vec<Value>, AdapterError> {
+        let list = match records_at {
+            Some(path) => match path.first(body) {
+                Some(v) => v,
+                None => {
+                    self.missing_records_path(path);
+                    return Ok(Vec::new());
+                }
+            },
+            None => body,
+        };
+        records_of(list)
+    }
+
+    fn missing_records_path(&self, path: &ValuePath) {
+        let first = self
+            .missing_records
+            .lock()
+            .is_ok_and(|mut seen| seen.insert(path.as_str().to_owned()));
+        if first {
+            tracing::warn!(
+                upstream = self.policy.name(),
+                profile = %self.profile_name,
+                path = path.as_str(),
+                "An answer has nothing at the profile's records path; it is read as no records. \
+                 If the upstream has records, the path is wrong. (Said once per path.)"
+            );
+        }
+    }
+}
+
+/// A list of records, or a broken answer.
+fn records_of(list: &Value) -> Result<Vec<Value>, AdapterError> {
     match list {
         Value::Array(items) => Ok(items.clone()),
         // JSON APIs send lists as arrays: anything else is a broken answer, not one record.

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use chrono::{DateTime, FixedOffset, Utc};
 
-use super::fetch::{Endpoint, Fetched, Known, NextPage, PageWalk, Validators, records_in};
+use super::fetch::{Endpoint, Fetched, Known, NextPage, PageWalk, Validators};
 use super::{Operation, RestAdapter};
 use crate::adapters::mapping::{MapContext, map_vehicle};
 use crate::adapters::{AdapterError, InventorySnapshot, SoldUnit};
@@ -147,7 +147,7 @@ impl RestAdapter {
                 },
                 Fetched::New(body, bytes, validators) => {
                     unchanged = false;
-                    let records = records_in(&body, op.records.as_ref())?;
+                    let records = self.records_in(&body, op.records.as_ref())?;
                     let next = walk.next(pagination, &body, records.len())?;
                     let page = self.map_page(op, &records, &ctx, bytes, next);
                     Arc::new(MappedPage { validators, ..page })

@@ -70,6 +70,8 @@ pub struct RestAdapter {
     flight: Flight,
     /// The last inventory answer, so an unchanged one is not parsed again.
     last_read: inventory::LastRead,
+    /// Records paths that matched nothing in an answer, each logged once.
+    missing_records: std::sync::Mutex<std::collections::BTreeSet<String>>,
     /// How often the inventory mirror reads the inventory (`None`: read through).
     inventory_sync: Option<std::time::Duration>,
     /// The service menu, kept a while: it changes rarely, and every availability
@@ -245,6 +247,7 @@ impl RestAdapter {
             dealership,
             flight: Flight::default(),
             last_read: inventory::LastRead::default(),
+            missing_records: std::sync::Mutex::default(),
             inventory_sync: config.inventory_sync.every(),
             menu: moka::future::Cache::builder()
                 .max_capacity(1)

@@ -112,7 +112,7 @@ impl RestAdapter {
             body: None,
         };
         let body = self.call(&endpoint, &[]).await?;
-        let records = super::fetch::records_in(&body, op.records.as_ref())?;
+        let records = self.records_in(&body, op.records.as_ref())?;
         Ok(records
             .iter()
             .map(|r| {

@@ -251,7 +251,7 @@ impl RestAdapter {
         let records = match &read.long {
             Some(long) => {
                 let body = self.run_long_operation(long, &endpoint).await?;
-                super::fetch::records_in(&body, read.records.as_ref())?
+                self.records_in(&body, read.records.as_ref())?
             }
             None => {
                 self.read_pages(&endpoint, &read.spec.pagination, read.records.as_ref())

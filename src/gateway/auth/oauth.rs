@@ -223,7 +223,10 @@ impl OAuthVerifier {
         Ok(Principal {
             // Prefixed so no signed-in subject can share a static token's name
             // (names own records).
-            name: Arc::from(format!("oauth:{subject}")),
+            name: Arc::from(format!(
+                "{}{subject}",
+                crate::contract::principal::SIGNED_IN_PREFIX
+            )),
             anonymous: false,
             dealerships: union(grants),
             scopes,
