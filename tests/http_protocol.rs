@@ -342,3 +342,90 @@ async fn a_rate_limited_resource_read_says_so() {
     assert_eq!(error["data"]["error"]["code"], "rate_limited", "{second}");
     assert_eq!(error["data"]["error"]["retryable"], true, "{second}");
 }
+
+/// Two `Authorization` headers are refused rather than one of them guessed
+/// (an outside audit saw the first used).
+#[tokio::test]
+async fn two_authorization_headers_are_a_bad_request() {
+    let bridge = bridge().await;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let response = post_raw(&bridge, body, "Authorization: Bearer other-token\r\n").await;
+    assert_eq!(response.status, 400, "{response:?}");
+}
+
+/// A head too large for the server gets its 431 rather than a reset: the
+/// rest of it is read and dropped before the connection closes (an outside
+/// audit's 1 MB `Authorization` header got a reset). The client here writes
+/// its whole request before it reads, as most do, in pieces.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_megabyte_authorization_header_gets_431_not_a_reset() {
+    let bridge = bridge().await;
+    let mut stream = raw::connect(bridge.addr).await;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Length: 2\r\n\r\n{{}}",
+        bridge.addr,
+        "a".repeat(1 << 20)
+    );
+    // Sent as a network delivers it, in pieces: the server has answered and
+    // would have closed long before the last piece.
+    let send_all = async {
+        for piece in head.as_bytes().chunks(128 * 1024) {
+            tokio::io::AsyncWriteExt::write_all(&mut stream, piece).await?;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok::<_, std::io::Error>(())
+    };
+    let written = tokio::time::timeout(WAIT, send_all)
+        .await
+        .expect("the write ended within the wait");
+    assert!(
+        written.is_ok(),
+        "the request could not be sent: {written:?}"
+    );
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(
+        WAIT,
+        tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut answer),
+    )
+    .await
+    .expect("the connection was closed within the wait");
+    let text = String::from_utf8_lossy(&answer);
+    assert!(
+        read.is_ok(),
+        "the connection was reset: {read:?} after {text:?}"
+    );
+    assert!(text.starts_with("HTTP/1.1 431"), "{text:?}");
+}
+
+/// The DNS-rebinding guard covers every route: a page on the operator's
+/// network that reaches the bridge under a name of its own reads nothing off
+/// `/metrics` or `/readyz` (an outside audit read dealership, upstream and
+/// webhook names). An IP literal, as a probe or scraper uses, is no rebinding.
+#[tokio::test]
+async fn operator_routes_answer_only_allowed_hosts_and_ip_literals() {
+    let bridge = bridge().await;
+    for path in ["/metrics", "/readyz", "/healthz"] {
+        for (host, status) in [
+            ("rebound.attacker.example".to_owned(), 403),
+            (
+                format!("rebound.attacker.example:{}", bridge.addr.port()),
+                403,
+            ),
+            (bridge.addr.to_string(), 200),
+            (format!("localhost:{}", bridge.addr.port()), 200),
+            (format!("10.1.2.3:{}", bridge.addr.port()), 200),
+        ] {
+            let mut stream = raw::connect(bridge.addr).await;
+            send(
+                &mut stream,
+                format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes(),
+            )
+            .await;
+            let response = read_response(&mut stream, WAIT).await.expect("an answer");
+            assert_eq!(
+                response.status, status,
+                "{path} for Host {host}: {response:?}"
+            );
+        }
+    }
+}

@@ -36,19 +36,74 @@ async fn every_schema_problem_is_listed_with_its_pointer() {
     assert_eq!(
         got,
         [
-            "",
-            "/filters",
+            "/colour",
             "/filters/condition/0",
             "/filters/mileage_max/value",
+            "/filters/wheels",
             "/filters/year_min",
             "/limit",
             "/sort/field"
         ]
     );
-    let text = error.to_string();
+    // Unknown fields are named by their pointers, never in a message.
+    for problem in error["details"]["problems"].as_array().unwrap() {
+        let message = problem["message"].as_str().unwrap();
+        assert!(
+            !message.contains("colour") && !message.contains("wheels"),
+            "{problem}"
+        );
+    }
+}
+
+/// Arguments that are not an object, and unknown argument names, are
+/// reported by pointer and expected type: the caller's text is never echoed
+/// (an outside audit saw both come back in the error messages).
+#[tokio::test]
+async fn a_callers_text_is_never_echoed_in_an_argument_problem() {
+    let bridge = demo().await;
+    let body = |arguments: Value| {
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": { "name": "inventory_search", "arguments": arguments } })
+        .to_string()
+    };
+    let post = |body: String| {
+        let url = bridge.url.clone();
+        async move {
+            reqwest::Client::new()
+                .post(url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("authorization", "Bearer demo-token-group")
+                .body(body)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap()
+        }
+    };
+    let answer = post(body(json!("SECRET-STRING-ARGUMENT"))).await;
+    assert!(!answer.contains("SECRET-STRING-ARGUMENT"), "{answer}");
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(
+        answer["error"]["message"],
+        "Invalid params for tools/call: /arguments must be an object"
+    );
+
+    let answer = post(body(
+        json!({ "dealership_id": "demo-cdk", "SECRET_NAME": 1 }),
+    ))
+    .await;
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    let problems = answer["result"]["structuredContent"]["error"]["details"]["problems"].clone();
+    assert_eq!(problems[0]["pointer"], "/SECRET_NAME", "{answer}");
     assert!(
-        text.contains("colour") && text.contains("wheels"),
-        "unknown fields are named: {text}"
+        !problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("SECRET_NAME")
     );
 }
 

@@ -280,7 +280,12 @@ async fn a_customer_another_agent_sent_is_merged_and_tells_nothing_of_that_lead(
         own["delivery"]["delivered_at"].as_str().unwrap() >= own["created_at"].as_str().unwrap(),
         "{own}"
     );
-    let listed = ok(&call(&second_agent, "leads.list", json!({ "dealership_id": "acme" })).await);
+    let listed = ok(&call(
+        &second_agent,
+        "leads.list",
+        json!({ "dealership_id": "acme" }),
+    )
+    .await);
     let ids: Vec<&str> = listed["items"]
         .as_array()
         .unwrap()
@@ -311,9 +316,15 @@ async fn a_customer_another_agent_sent_is_merged_and_tells_nothing_of_that_lead(
 
     // Each agent sending again meets its own lead, as before.
     let again = ok(&call(&second_agent, "leads.create", same_customer).await);
-    assert_eq!((&again["status"], &again["lead_id"]), (&json!("duplicate"), &json!(second_id)));
+    assert_eq!(
+        (&again["status"], &again["lead_id"]),
+        (&json!("duplicate"), &json!(second_id))
+    );
     let again = ok(&call(&first_agent, "leads.create", lead("acme", 1)).await);
-    assert_eq!((&again["status"], &again["lead_id"]), (&json!("duplicate"), &json!(first_id)));
+    assert_eq!(
+        (&again["status"], &again["lead_id"]),
+        (&json!("duplicate"), &json!(first_id))
+    );
     assert_eq!(posts(&server).await, 1);
 }
 

@@ -116,10 +116,16 @@ async fn rmcps_oauth_client_signs_in_and_calls_tools() {
 #[tokio::test]
 async fn protected_resource_metadata_names_the_resource_and_the_server() {
     let (bridge, auth) = demo_signed_in("").await;
-    for path in [
-        "/.well-known/oauth-protected-resource",
-        "/.well-known/oauth-protected-resource/mcp",
-    ] {
+    // RFC 9728 §3.3: a client must refuse metadata whose resource is not the
+    // one it derived the path from; the root path is not `/mcp`'s.
+    let root = reqwest::get(format!(
+        "http://{}/.well-known/oauth-protected-resource",
+        bridge.addr
+    ))
+    .await
+    .unwrap();
+    assert_eq!(root.status(), 404);
+    for path in ["/.well-known/oauth-protected-resource/mcp"] {
         let metadata: Value = reqwest::get(format!("http://{}{path}", bridge.addr))
             .await
             .unwrap()

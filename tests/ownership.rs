@@ -79,6 +79,33 @@ async fn staff_cancel_any_booking_and_agents_none_made_outside_the_bridge() {
     assert_eq!(agent.0, "service.appointment_not_found");
 }
 
+/// A staff dry run vouches only for an appointment the bridge booked (an
+/// outside audit's staff dry run of an id that exists nowhere answered that
+/// it may be cancelled).
+#[tokio::test]
+async fn a_staff_dry_run_does_not_vouch_for_an_appointment_no_one_booked() {
+    let bridge = demo_with(STAFF).await;
+    let cdk = connect(&bridge.url, Some("demo-token-cdk")).await;
+    let staff = connect(&bridge.url, Some("staff-token-cdk")).await;
+    let dry = |id: &str| {
+        let mut args = cancel(id);
+        args["dry_run"] = json!(true);
+        args
+    };
+    let nowhere =
+        code_and_message(&call(&staff, "service.cancel_appointment", dry("XT-000001")).await);
+    assert_eq!(nowhere.0, "service.appointment_not_found");
+    let start = open_starts(&cdk).await[0].clone();
+    let booked = ok(&call(&cdk, "service.book_appointment", booking(&start)).await);
+    let id = booked["appointment_id"].as_str().unwrap();
+    let checked = ok(&call(&staff, "service.cancel_appointment", dry(id)).await);
+    assert_eq!(checked["dry_run"], true);
+    assert!(
+        !open_starts(&cdk).await.contains(&start),
+        "a dry run changes nothing"
+    );
+}
+
 #[tokio::test]
 async fn a_booking_dry_run_refuses_a_taken_slot_and_accepts_an_open_one() {
     let bridge = demo_with("").await;

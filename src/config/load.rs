@@ -79,7 +79,7 @@ pub fn from_toml_str(text: &str) -> Result<Config, ConfigErrors> {
     // is reported at its path, and without the value.
     let config: Config = serde_path_to_error::deserialize(json).map_err(|e| {
         let path = e.path().to_string();
-        let message = super::problems::without_values(&e.inner().to_string());
+        let message = crate::contract::redact::without_values(&e.inner().to_string());
         ConfigError::new(if path == "." { String::new() } else { path }, message)
     })?;
     let semantic = config.validate();

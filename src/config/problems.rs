@@ -148,39 +148,3 @@ fn type_names(kind: &TypeKind) -> String {
             .join(" or "),
     }
 }
-
-/// A deserialization problem (a duration that does not read, a number out
-/// of range, …) with the value taken out of serde's words.
-pub fn without_values(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut quote: Option<char> = None;
-    for c in message.chars() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == '"' || c == '`' => {
-                quote = Some(c);
-                out.push('…');
-            }
-            None => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn values_are_taken_out_of_serde_messages() {
-        assert_eq!(
-            without_values(r#"invalid value: string "thirty", expected a duration"#),
-            "invalid value: string …, expected a duration"
-        );
-        assert_eq!(
-            without_values("invalid type: integer `5`, expected a string"),
-            "invalid type: integer …, expected a string"
-        );
-    }
-}

@@ -6,6 +6,7 @@ pub mod cursor;
 pub mod error;
 pub mod payload;
 pub mod principal;
+pub mod redact;
 
 pub use error::{ErrorCode, Problem, Problems, ToolError};
 pub use payload::Payload;

@@ -120,6 +120,22 @@ fn collect(error: &jsonschema::ValidationError<'_>, problems: &mut Problems) {
             return;
         }
     }
+    // Each field the tool does not take is its own problem at its own
+    // pointer: the message never repeats a caller's text.
+    if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
+        error.kind()
+    {
+        let at = error.instance_path().to_string();
+        for name in unexpected {
+            let escaped = name.replace('~', "~0").replace('/', "~1");
+            problems.push(
+                format!("{at}/{escaped}"),
+                "is not a field this tool takes; remove it (the tool's inputSchema lists the fields it takes)"
+                    .to_owned(),
+            );
+        }
+        return;
+    }
     problems.push(error.instance_path().to_string(), describe(error));
 }
 
@@ -134,12 +150,6 @@ fn is_null_type_error(error: &jsonschema::ValidationError<'_>) -> bool {
 fn describe(error: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::ValidationErrorKind as K;
     match error.kind() {
-        K::AdditionalProperties { unexpected } => format!(
-            "has {} this tool does not take: {}; remove {} (the tool's inputSchema lists the fields it takes)",
-            plural(unexpected.len(), "a field", "fields"),
-            unexpected.join(", "),
-            plural(unexpected.len(), "it", "them"),
-        ),
         K::Required { property } => format!(
             "is missing the required field {}",
             property
@@ -206,8 +216,4 @@ fn list_of(options: &Value) -> String {
         }
         None => options.to_string(),
     }
-}
-
-fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
-    if n == 1 { one } else { many }
 }

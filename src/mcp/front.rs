@@ -29,10 +29,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use bytes::{Bytes, BytesMut};
 use http_body::{Body as _, Frame, SizeHint};
-use rmcp::model::{
-    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ReadResourceRequestParams,
-    RequestId,
-};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId};
 use serde_json::{Value, json};
 
 /// JSON-RPC 2.0 error codes answered here.
@@ -235,6 +232,42 @@ pub async fn check_host_and_origin(
     next.run(request).await
 }
 
+// === Every other route ===
+
+/// The operator's and vendors' routes (`/healthz`, `/readyz`, `/metrics`,
+/// the protected resource metadata, inbound events): the `Host` must be one
+/// of `server.allowed_hosts`, or an IP address. A DNS-rebinding page reaches
+/// the bridge under a name of its own, never an IP literal, so a probe or a
+/// scraper that addresses the pod by its IP still gets in, and a web page on
+/// the operator's network does not read dealership, upstream and webhook
+/// names off `/metrics`.
+pub async fn check_host(
+    State(front): State<Arc<McpFront>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let authority = match request.uri().authority() {
+        Some(target) => Some(target.as_str()),
+        None => request
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok()),
+    };
+    let Some(host) = authority.and_then(Authority::parse) else {
+        return bad_request("Bad Request: missing or unreadable Host header");
+    };
+    let ip_literal = host.host.parse::<std::net::IpAddr>().is_ok();
+    if !ip_literal && !front.host_allowed(&host) {
+        tracing::warn!(
+            host = host.host,
+            path = request.uri().path(),
+            "Refused a request for a host not in server.allowed_hosts."
+        );
+        return forbidden("Forbidden: Host header is not allowed");
+    }
+    next.run(request).await
+}
+
 /// Reads a JSON POST's body within the deadline and size limit, and answers a
 /// body that is not a JSON-RPC message rmcp can serve with the JSON-RPC error
 /// for it. Other requests go to rmcp untouched, body unread (it answers 405,
@@ -423,7 +456,7 @@ fn check_message(bytes: &[u8]) -> Option<Response> {
                 None,
                 INVALID_REQUEST,
                 "Invalid Request: the body is not a JSON-RPC 2.0 message",
-                Some(json!({ "reason": e.to_string() })),
+                Some(json!({ "reason": crate::contract::redact::without_values(&e.to_string()) })),
             ))
         }
     }
@@ -442,19 +475,39 @@ fn known_request(value: &Value) -> Option<(RequestId, &str)> {
     Some((id, method))
 }
 
-/// What is wrong with a known method's params, as serde says it for the two
-/// methods this server does real work in.
+/// What is wrong with a known method's params, by pointer and expected type
+/// only: a caller's text (an `arguments` string, say) is never repeated.
 fn params_problem(method: &str, params: Option<&Value>) -> String {
-    let params = params.cloned().unwrap_or(Value::Null);
-    let why = match method {
-        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err(),
-        "resources/read" => serde_json::from_value::<ReadResourceRequestParams>(params).err(),
-        _ => None,
+    // (pointer, JSON type wanted, required)
+    let fields: &[(&str, &str, bool)] = match method {
+        "tools/call" => &[
+            ("/name", "a string", true),
+            ("/arguments", "an object", false),
+            ("/_meta", "an object", false),
+        ],
+        "resources/read" => &[("/uri", "a string", true), ("/_meta", "an object", false)],
+        _ => &[],
     };
-    match why {
-        Some(e) => format!("Invalid params for {method}: {e}"),
-        None => format!("Invalid params for {method}"),
+    let Some(params) = params.filter(|p| p.is_object()) else {
+        return format!("Invalid params for {method}: params must be an object");
+    };
+    for (pointer, wanted, required) in fields {
+        let fits = |v: &Value| match *wanted {
+            "a string" => v.is_string(),
+            _ => v.is_object(),
+        };
+        match params.pointer(pointer) {
+            None | Some(Value::Null) if !required => {}
+            None | Some(Value::Null) => {
+                return format!("Invalid params for {method}: {pointer} is required ({wanted})");
+            }
+            Some(value) if !fits(value) => {
+                return format!("Invalid params for {method}: {pointer} must be {wanted}");
+            }
+            Some(_) => {}
+        }
     }
+    format!("Invalid params for {method}")
 }
 
 fn jsonrpc_error(

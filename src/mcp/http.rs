@@ -249,9 +249,10 @@ impl McpEndpoint {
             None => mcp,
         };
         let mcp = mcp.layer(middleware::from_fn_with_state(
-            front,
+            front.clone(),
             front::check_host_and_origin,
         ));
+        let others = others.layer(middleware::from_fn_with_state(front, front::check_host));
         others
             .merge(mcp)
             .layer(middleware::from_fn(front::http_rules))
@@ -320,6 +321,20 @@ async fn authenticate(
     mut request: Request,
     next: Next,
 ) -> Response {
+    // Two credentials are one too many: which one the caller meant is not guessed.
+    if request
+        .headers()
+        .get_all(header::AUTHORIZATION)
+        .iter()
+        .count()
+        > 1
+    {
+        return (
+            StatusCode::BAD_REQUEST,
+            "Bad Request: more than one Authorization header",
+        )
+            .into_response();
+    }
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)

@@ -38,11 +38,18 @@ pub fn metadata_url(oauth: &OAuthVerifier) -> String {
     }
 }
 
-/// GET of the metadata: 404 when sign-in is not configured.
-pub async fn metadata(State(gateway): State<Gateway>) -> Response {
+/// GET of the metadata: 404 when sign-in is not configured, and at a
+/// well-known path that is not the resource's own (RFC 9728 §3.3: a client
+/// must refuse metadata whose `resource` differs from the one it asked about,
+/// so the root path answers only for a resource at the root).
+pub async fn metadata(State(gateway): State<Gateway>, uri: axum::http::Uri) -> Response {
     let Some(oauth) = gateway.authenticator().oauth() else {
         return StatusCode::NOT_FOUND.into_response();
     };
+    let own = url::Url::parse(&metadata_url(oauth)).is_ok_and(|own| own.path() == uri.path());
+    if !own {
+        return StatusCode::NOT_FOUND.into_response();
+    }
     let body = json!({
         "resource": oauth.resource(),
         "authorization_servers": [oauth.issuer()],

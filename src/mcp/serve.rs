@@ -359,7 +359,7 @@ async fn connection(
     let activity = Arc::new(Activity::new());
     let _seat = lane.join(activity.clone());
     let io = TokioIo::new(Watched {
-        inner: stream,
+        inner: Some(stream),
         activity: activity.clone(),
     });
     let service = ConnectionService {
@@ -380,6 +380,9 @@ async fn connection(
             result = conn.as_mut() => {
                 if let Err(e) = result {
                     tracing::debug!(%peer, error = %e, "Connection ended with an error.");
+                    if e.is_parse_too_large() {
+                        activity.linger.store(true, Ordering::Release);
+                    }
                 }
                 break;
             }
@@ -492,6 +495,8 @@ struct Activity {
     head_since: AtomicU64,
     /// A new connection over the cap takes this idle one's place.
     pushed_out: AtomicBool,
+    /// Its head was refused as too large: close it lingering.
+    linger: AtomicBool,
     /// Where this connection's place goes when it closes, once pushed out.
     handoff: std::sync::Mutex<Option<oneshot::Sender<OwnedSemaphorePermit>>>,
     /// Wakes the watchdog when the deadline moves.
@@ -509,6 +514,7 @@ impl Activity {
             idle_since: AtomicU64::new(0),
             head_since: AtomicU64::new(NONE),
             pushed_out: AtomicBool::new(false),
+            linger: AtomicBool::new(false),
             handoff: std::sync::Mutex::new(None),
             changed: Notify::new(),
         }
@@ -599,10 +605,53 @@ impl Activity {
     }
 }
 
-/// The socket, telling the watchdog when bytes arrive.
+/// The socket, telling the watchdog when bytes arrive. `None` only once
+/// dropped (see [`Drop`]).
 struct Watched {
-    inner: TcpStream,
+    inner: Option<TcpStream>,
     activity: Arc<Activity>,
+}
+
+/// How long, and how much, a refused head's sender is read and ignored
+/// after the answer, so that it reads the answer (see [`Watched`]'s drop).
+const LINGER_FOR: Duration = Duration::from_secs(2);
+const LINGER_BYTES: usize = 8 * 1024 * 1024;
+
+impl Watched {
+    fn stream(&mut self) -> io::Result<&mut TcpStream> {
+        self.inner
+            .as_mut()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotConnected))
+    }
+}
+
+impl Drop for Watched {
+    /// A head too large for the server (hyper answers 431) is usually still
+    /// arriving when the answer is written; closing at once would make the
+    /// kernel reset the connection and the client would lose the 431. So the
+    /// rest is read and dropped for a moment first (a lingering close).
+    fn drop(&mut self) {
+        let Some(mut stream) = self.inner.take() else {
+            return;
+        };
+        if !self.activity.linger.load(Ordering::Acquire) {
+            return;
+        }
+        tokio::spawn(async move {
+            use tokio::io::AsyncReadExt;
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut read = 0;
+            let drain = async {
+                while read < LINGER_BYTES {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => read += n,
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(LINGER_FOR, drain).await;
+        });
+    }
 }
 
 impl AsyncRead for Watched {
@@ -613,7 +662,7 @@ impl AsyncRead for Watched {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let before = buf.filled().len();
-        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+        let polled = Pin::new(this.stream()?).poll_read(cx, buf);
         if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
             this.activity.on_read();
         }
@@ -627,7 +676,7 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+        Pin::new(self.get_mut().stream()?).poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
@@ -635,19 +684,21 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+        Pin::new(self.get_mut().stream()?).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
+        self.inner
+            .as_ref()
+            .is_some_and(TcpStream::is_write_vectored)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+        Pin::new(self.get_mut().stream()?).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+        Pin::new(self.get_mut().stream()?).poll_shutdown(cx)
     }
 }
 

@@ -70,6 +70,23 @@ pub async fn cancel_appointment(ctx: ToolContext<'_>, args: CancelArgs) -> Handl
         }
     }
     if args.dry_run {
+        // Staff may cancel appointments the bridge did not book, but a dry
+        // run can vouch only for one it did: it does not ask the scheduler.
+        let known = bookings::booked_by(
+            &ctx.services.store,
+            dealership_id,
+            &args.appointment_id,
+            None,
+        )
+        .await?;
+        if !known {
+            return Err(ToolError::new(
+                ErrorCode::ServiceAppointmentNotFound,
+                "The bridge booked no appointment with that id, so a dry run cannot tell whether it may be cancelled; nothing was cancelled.",
+            )
+            .with_hint("A real call asks the scheduler, which may hold appointments the bridge did not book.")
+            .into());
+        }
         return to_result(&CancelResult {
             message: "Dry run: you may cancel this appointment; nothing was cancelled.".into(),
             appointment_id: args.appointment_id,
