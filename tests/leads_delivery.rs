@@ -367,4 +367,27 @@ async fn an_operator_can_queue_failed_leads_again_once_the_crm_is_fixed() {
     let last = prospect(requests.last().unwrap());
     assert_eq!(last.ids[0].value, failed_id);
     assert_eq!(last.status, ProspectStatus::Resend);
+
+    // A named lead: an unknown id is an error (it said "0 queued" and
+    // exited 0 before), a delivered one says why nothing was queued.
+    let retry_one = |lead: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
+            .args(["leads", "retry", "--lead", lead, "--config"])
+            .arg(&config_path)
+            .env("DMS_BRIDGE_LOG", "error")
+            .output()
+            .unwrap()
+    };
+    let unknown = retry_one("ld_no_such_lead");
+    assert!(!unknown.status.success(), "{unknown:?}");
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("no lead \"ld_no_such_lead\""),
+        "{unknown:?}"
+    );
+    let delivered = retry_one(failed_id);
+    assert!(delivered.status.success(), "{delivered:?}");
+    assert!(
+        String::from_utf8_lossy(&delivered.stdout).contains("its delivery is delivered"),
+        "{delivered:?}"
+    );
 }

@@ -138,6 +138,22 @@ async fn retry_leads(
     let store = crate::store::Store::open(&cfg.store.url).await?;
     let queued = crate::store::leads::requeue_failed(&store, dealership, lead).await?;
     println!("{queued} failed lead delivery(ies) queued again");
+    // A named lead that was not queued: say why, and fail for one that is not there.
+    if let (Some(lead), 0) = (lead, queued) {
+        match crate::store::leads::standing(&store, dealership, lead).await? {
+            None => anyhow::bail!(
+                "no lead {lead:?}{} in the store",
+                dealership.map(|d| format!(" at dealership {d:?}")).unwrap_or_default()
+            ),
+            Some((Some(carrier), _)) => {
+                println!("lead {lead} was merged into lead {carrier}; retry that one")
+            }
+            Some((None, state)) => println!(
+                "lead {lead} was not failed (its delivery is {}); nothing to retry",
+                state.as_deref().unwrap_or("unknown")
+            ),
+        }
+    }
     Ok(())
 }
 

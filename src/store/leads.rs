@@ -329,6 +329,26 @@ fn stored_lead(r: &AnyRow) -> Result<StoredLead, StoreError> {
     })
 }
 
+/// Where one lead's delivery stands, for the operator: `None` when there is
+/// no such lead (in that dealership, if given); else the lead carrying it (if
+/// merged) and its delivery state.
+pub async fn standing(
+    store: &Store,
+    dealership: Option<&str>,
+    lead_id: &str,
+) -> Result<Option<(Option<String>, Option<String>)>, StoreError> {
+    let row: Option<(Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT l.merged_into, d.state FROM leads l
+         LEFT JOIN lead_deliveries d ON d.lead_id = l.lead_id
+         WHERE l.lead_id = $1 AND ($2 IS NULL OR l.dealership = $2)",
+    )
+    .bind(lead_id)
+    .bind(dealership)
+    .fetch_optional(store.pool())
+    .await?;
+    Ok(row)
+}
+
 /// Puts failed deliveries back in the outbox with a fresh set of attempts.
 /// `attempts` restarts at 1, so the next attempt goes out as a resend. Each
 /// requeued lead gets a `lead.delivery_updated` event in the same transaction.
