@@ -75,6 +75,7 @@ impl Runtime {
     /// when `cancel` fires) and returns the gateway.
     pub async fn start(self, cancel: &CancellationToken) -> Result<Started, StoreError> {
         let store = Store::open(&self.store.url).await?;
+        let event_key = crate::store::keys::key(&store, "event_cursors").await?;
         let (mut audit, mut audit_task) = (None, None);
         if self.store.audit {
             let (writer, task) = AuditWriter::start(
@@ -132,6 +133,7 @@ impl Runtime {
             dealerships: p.dealerships,
             limits: p.limits,
             cursors: p.cursors,
+            event_cursors: CursorCodec::new(&event_key),
             metrics: p.metrics,
             store,
             leads,

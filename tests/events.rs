@@ -176,3 +176,37 @@ async fn a_cursor_resumes_exactly_where_the_last_page_ended() {
         ]
     );
 }
+
+/// Events cursors are signed and bound to their dealership, as every other
+/// cursor is (they were bare sequence numbers, `ev.<n>`, before: any caller
+/// could write one, and one dealership's served for another's).
+#[tokio::test]
+async fn an_events_cursor_cannot_be_forged_or_used_for_another_dealership() {
+    let bridge = common::demo().await;
+    let group = connect(&bridge.url, Some("demo-token-group")).await;
+    let page = |dealership: &str, cursor: Option<&str>| {
+        let mut args = json!({ "dealership_id": dealership, "limit": 5 });
+        if let Some(c) = cursor {
+            args["cursor"] = json!(c);
+        }
+        call(&group, "events.list", args)
+    };
+    let first = ok(&page("demo-cdk", None).await);
+    let cursor = first["next_cursor"].as_str().unwrap().to_owned();
+    assert!(!cursor.starts_with("ev."), "{cursor}");
+    ok(&page("demo-cdk", Some(&cursor)).await);
+
+    let elsewhere = err(&page("demo-feed", Some(&cursor)).await);
+    assert_eq!(
+        elsewhere["code"], "request.invalid_arguments",
+        "{elsewhere}"
+    );
+    assert_eq!(problem_pointers(&elsewhere), vec!["/cursor"]);
+    let mut altered = cursor.clone().into_bytes();
+    altered[2] ^= 1;
+    let altered = String::from_utf8(altered).unwrap();
+    for forged in ["ev.0", "ev.999999", altered.as_str()] {
+        let refused = err(&page("demo-cdk", Some(forged)).await);
+        assert_eq!(problem_pointers(&refused), vec!["/cursor"], "{forged}");
+    }
+}

@@ -143,7 +143,9 @@ async fn retry_leads(
         match crate::store::leads::standing(&store, dealership, lead).await? {
             None => anyhow::bail!(
                 "no lead {lead:?}{} in the store",
-                dealership.map(|d| format!(" at dealership {d:?}")).unwrap_or_default()
+                dealership
+                    .map(|d| format!(" at dealership {d:?}"))
+                    .unwrap_or_default()
             ),
             Some((Some(carrier), _)) => {
                 println!("lead {lead} was merged into lead {carrier}; retry that one")

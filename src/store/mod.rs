@@ -12,6 +12,7 @@ pub mod deliveries;
 pub mod events;
 pub mod idempotency;
 pub mod inbound;
+pub mod keys;
 pub mod leads;
 pub mod leases;
 pub mod mirror;

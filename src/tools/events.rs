@@ -26,7 +26,7 @@ pub struct ListArgs {
     /// `next_cursor` from the previous call: events after it. Without one, the
     /// oldest events kept (`events.retention`).
     #[serde(default)]
-    #[schemars(length(min = 1, max = 32))]
+    #[schemars(length(min = 1, max = 256))]
     pub cursor: Option<String>,
     /// Only these event types (all you may see when empty).
     #[serde(default)]
@@ -66,26 +66,15 @@ impl ToolArgs for ListArgs {
 
     fn validate(&self, check: &mut Check<'_>) {
         check.limit("/limit", self.limit);
-        if self
-            .cursor
-            .as_deref()
-            .is_some_and(|c| parse_cursor(c).is_none())
-        {
-            check.problems.push(
-                "/cursor",
-                "not a cursor this tool gave out (use next_cursor)",
-            );
+        if let Some(cursor) = &self.cursor {
+            check.event_cursor("/cursor", cursor, &self.dealership_id);
         }
     }
 }
 
-fn parse_cursor(cursor: &str) -> Option<u64> {
-    cursor.strip_prefix("ev.")?.parse().ok()
-}
-
-fn cursor_at(sequence: u64) -> String {
-    format!("ev.{sequence}")
-}
+/// What an events cursor is bound to besides its dealership: the event log
+/// itself (any filter may resume from any position).
+pub const CURSOR_QUERY: &str = "events";
 
 /// Which events a principal may see, by resource kind.
 struct Visibility<'a> {
@@ -165,7 +154,12 @@ fn forbidden(scope: Scope) -> ToolError {
 pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
     let visible = Visibility::new(ctx.principal, &args.types)?;
     let limit = ctx.page_size(args.limit) as usize;
-    let mut position = args.cursor.as_deref().and_then(parse_cursor).unwrap_or(0);
+    let codec = &ctx.services.event_cursors;
+    let mut position = args
+        .cursor
+        .as_deref()
+        .and_then(|c| codec.decode(c, &args.dealership_id, CURSOR_QUERY).ok())
+        .unwrap_or(0);
     let (mut found, mut scanned, mut at_end) = (Vec::new(), 0usize, false);
     while found.len() < limit && scanned < SCAN_LIMIT {
         let batch = events::after(&ctx.services.store, &args.dealership_id, position, BATCH)
@@ -195,7 +189,7 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
     let has_more = !at_end || found.len() == limit && more_after(&ctx, &args, position).await;
     to_result(&ListResult {
         events: found,
-        next_cursor: cursor_at(position),
+        next_cursor: codec.encode(&args.dealership_id, CURSOR_QUERY, position),
         has_more,
     })
 }

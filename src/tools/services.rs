@@ -54,6 +54,9 @@ pub struct Services {
     dealerships: BTreeMap<String, Dealership>,
     pub limits: LimitsConfig,
     pub cursors: CursorCodec,
+    /// Signs `events.list` cursors with the store's own key, so that they
+    /// resume after a restart and on any replica.
+    pub event_cursors: CursorCodec,
     pub metrics: Arc<Metrics>,
     pub store: Store,
     pub leads: LeadDesk,
@@ -65,6 +68,7 @@ pub struct ServiceParts {
     pub dealerships: Vec<Dealership>,
     pub limits: LimitsConfig,
     pub cursors: CursorCodec,
+    pub event_cursors: CursorCodec,
     pub metrics: Arc<Metrics>,
     pub store: Store,
     pub leads: LeadDesk,
@@ -82,6 +86,7 @@ impl Services {
             dealerships,
             limits: parts.limits,
             cursors: parts.cursors,
+            event_cursors: parts.event_cursors,
             metrics: parts.metrics,
             store: parts.store,
             leads: parts.leads,
