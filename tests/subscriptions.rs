@@ -166,3 +166,57 @@ async fn without_sessions_an_initialize_client_is_not_offered_subscribe() {
     assert_eq!(levels["service"]["level"], 2);
     assert!(levels.get("events").is_none());
 }
+
+/// `subscriptions/listen` keeps the rules of `events.list` (an outside audit:
+/// anonymous callers held streams, the acknowledgement listed dealerships the
+/// caller may not use as accepted, and a `*` token could name 15,000).
+#[tokio::test]
+async fn a_listen_is_bound_to_the_callers_dealerships_a_token_and_a_size() {
+    let intake = accepting_intake().await;
+    let toml = leads(&intake.uri())
+        .edit_dealership("acme", |d| d.set("anonymous_inventory", "true"))
+        .dealership(common::config::Dealership::other())
+        .render();
+    let bridge = common::with_config(&toml).await;
+    let agent = modern(&bridge.url, "agent-token").await;
+
+    let elsewhere = "dms://dealerships/other/events";
+    let filter = SubscriptionFilter::builder()
+        .resource_subscription(EVENTS)
+        .resource_subscription(elsewhere)
+        .build();
+    let listening = agent.peer().listen(filter).await.unwrap();
+    let accepted = listening
+        .acknowledged()
+        .resource_subscriptions
+        .clone()
+        .unwrap();
+    assert_eq!(
+        accepted,
+        vec![EVENTS.to_owned()],
+        "only the caller's dealership"
+    );
+
+    let mut many = SubscriptionFilter::builder();
+    for n in 0..=256 {
+        many = many.resource_subscription(format!("dms://dealerships/acme/leads/ld_{n}"));
+    }
+    let refused = agent.peer().listen(many.build()).await;
+    assert!(refused.is_err(), "257 resources in one listen");
+
+    // No token: events need one, as events.list does.
+    let anonymous = reqwest::Client::new()
+        .post(&bridge.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .body(
+            serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+                "params": { "notifications": { "resourceSubscriptions": [EVENTS] } } })
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), 401);
+}

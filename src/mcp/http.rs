@@ -114,6 +114,10 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         .message_layers(move |mcp| {
             mcp.layer(middleware::from_fn(super::splice::splice_answers))
                 .layer(middleware::from_fn_with_state(
+                    scope_gateway.clone(),
+                    screen_listen,
+                ))
+                .layer(middleware::from_fn_with_state(
                     scope_gateway,
                     super::oauth::require_tool_scope,
                 ))
@@ -379,6 +383,39 @@ async fn authenticate(
         trace,
     });
     next.run(request).await
+}
+
+/// `subscriptions/listen` under the rules of `events.list`: events need a
+/// token (an anonymous caller gets the 401 that starts sign-in), only the
+/// caller's dealerships are watched and acknowledged, and one listen names
+/// at most [`super::subscriptions::MAX_LISTEN_URIS`] resources.
+async fn screen_listen(State(gateway): State<Gateway>, request: Request, next: Next) -> Response {
+    use super::front::ReadBody;
+    use super::subscriptions::{ListenScreen, MAX_LISTEN_URIS, screen_listen as screen};
+    let (Some(body), Some(caller)) = (
+        request.extensions().get::<ReadBody>().cloned(),
+        request.extensions().get::<HttpCaller>().cloned(),
+    ) else {
+        return next.run(request).await;
+    };
+    match screen(&body.0, &caller.principal) {
+        ListenScreen::NotListen => next.run(request).await,
+        _ if caller.principal.anonymous => unauthorized(&gateway, false),
+        ListenScreen::TooMany(id) => {
+            let error = json!({ "code": -32602, "message": format!(
+                "Invalid params for subscriptions/listen: at most {MAX_LISTEN_URIS} resources per listen"
+            ) });
+            axum::Json(json!({ "jsonrpc": "2.0", "id": id, "error": error })).into_response()
+        }
+        ListenScreen::Screened(screened) => {
+            let (mut parts, _) = request.into_parts();
+            let screened = bytes::Bytes::from(screened);
+            parts.extensions.insert(ReadBody(screened.clone()));
+            parts.headers.remove(header::CONTENT_LENGTH);
+            next.run(Request::from_parts(parts, axum::body::Body::from(screened)))
+                .await
+        }
+    }
 }
 
 fn unauthorized(gateway: &Gateway, token_presented: bool) -> Response {

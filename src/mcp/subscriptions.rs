@@ -65,6 +65,52 @@ impl Target {
     }
 }
 
+/// Most resources one `subscriptions/listen` may name: each is watched on
+/// every new event, and a `*` token could name any number of dealerships.
+pub const MAX_LISTEN_URIS: usize = 256;
+
+/// What the HTTP layer decided about a `subscriptions/listen` request body.
+pub enum ListenScreen {
+    /// Not a listen request: as it came.
+    NotListen,
+    /// A listen whose resources the caller may watch: the body to serve
+    /// (resources of dealerships the caller may not use taken out, so the
+    /// acknowledgement never lists them as accepted).
+    Screened(Vec<u8>),
+    /// Too many resources named (JSON-RPC id of the request).
+    TooMany(serde_json::Value),
+}
+
+/// Screens a `subscriptions/listen` body for `principal`, before rmcp
+/// acknowledges it (rmcp asks the handler which resources it accepts
+/// without saying who is asking).
+pub fn screen_listen(body: &[u8], principal: &Principal) -> ListenScreen {
+    let Ok(mut message) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return ListenScreen::NotListen;
+    };
+    if message.get("method").and_then(serde_json::Value::as_str) != Some("subscriptions/listen") {
+        return ListenScreen::NotListen;
+    }
+    let uris = message
+        .pointer_mut("/params/notifications/resourceSubscriptions")
+        .and_then(serde_json::Value::as_array_mut);
+    if let Some(uris) = uris {
+        if uris.len() > MAX_LISTEN_URIS {
+            let id = message
+                .get("id")
+                .cloned()
+                .unwrap_or(serde_json::Value::Null);
+            return ListenScreen::TooMany(id);
+        }
+        uris.retain(|uri| {
+            uri.as_str()
+                .and_then(Target::parse)
+                .is_some_and(|t| principal.may_use(&t.dealership))
+        });
+    }
+    ListenScreen::Screened(serde_json::to_vec(&message).unwrap_or_else(|_| body.to_vec()))
+}
+
 /// The subscribable URIs of a requested filter (what `accepted_subscription_filter` answers).
 pub fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
     let uris = requested.resource_subscriptions.as_ref().map(|uris| {
