@@ -151,6 +151,7 @@ impl Runtime {
             quotas: p.quotas,
         });
         gateway.spawn_quota_sweep(cancel.child_token());
+        spawn_resends(gateway.clone(), cancel.child_token());
         gateway.spawn_invalidation_listener(cancel.child_token());
         Ok(Started {
             gateway,
@@ -447,4 +448,21 @@ fn build_adapter(
         .map(Arc::new)
         .map_err(|problems| errors.extend(problems.into_iter().map(|p| located(&at, &p))))
         .ok()
+}
+
+/// How often the bridge looks for bookings and cancellations it sent
+/// without recording the answer (see `tools::service::resend`).
+const RESEND_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+fn spawn_resends(gateway: Gateway, cancel: CancellationToken) {
+    tokio::spawn(async move {
+        let lease = gateway.services().limits.call_timeout * 2;
+        loop {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep(RESEND_EVERY) => {}
+            }
+            crate::tools::service::resend::pass(gateway.services(), lease).await;
+        }
+    });
 }

@@ -223,3 +223,60 @@ async fn an_agent_sees_its_own_leads_and_staff_see_the_whole_book() {
             .is_ok()
     );
 }
+
+/// An appointment events name can be read, as a tool and as the resource
+/// they name, by the agent that booked it and by staff; to anyone else it
+/// looks like an id that does not exist (an outside audit found nothing could
+/// read `dms://dealerships/{id}/appointments/{id}`).
+#[tokio::test]
+async fn an_appointment_is_read_by_its_booker_and_staff_and_no_one_else() {
+    let bridge = demo_with(STAFF).await;
+    let group = connect(&bridge.url, Some("demo-token-group")).await;
+    let cdk = connect(&bridge.url, Some("demo-token-cdk")).await;
+    let staff = connect(&bridge.url, Some("staff-token-cdk")).await;
+    let start = open_starts(&group).await[0].clone();
+    let booked = ok(&call(&group, "service.book_appointment", booking(&start)).await);
+    let id = booked["appointment_id"].as_str().unwrap().to_owned();
+    let get = json!({ "dealership_id": "demo-cdk", "appointment_id": id });
+
+    let mine = ok(&call(&group, "service.get_appointment", get.clone()).await);
+    assert_eq!(
+        (&mine["appointment_id"], &mine["status"]),
+        (&json!(id), &json!("booked"))
+    );
+    assert!(mine["booked_at"].is_string(), "{mine}");
+    let seen_by_staff = ok(&call(&staff, "service.get_appointment", get.clone()).await);
+    assert_eq!(seen_by_staff["status"], "booked");
+    let foreign = code_and_message(&call(&cdk, "service.get_appointment", get.clone()).await);
+    let unknown = code_and_message(
+        &call(
+            &cdk,
+            "service.get_appointment",
+            json!({ "dealership_id": "demo-cdk", "appointment_id": "XT-999999" }),
+        )
+        .await,
+    );
+    assert_eq!(foreign.0, "service.appointment_not_found");
+    assert_eq!(foreign, unknown, "someone else's appointment looks unknown");
+
+    // The URI events name reads the same, for its booker only.
+    let uri = format!("dms://dealerships/demo-cdk/appointments/{id}");
+    let read = group
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(uri.clone()))
+        .await
+        .unwrap();
+    let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+        panic!("{read:?}")
+    };
+    let body: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(body["appointment_id"], id.as_str());
+    let refused = cdk
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+
+    ok(&call(&group, "service.cancel_appointment", cancel(&id)).await);
+    let after = ok(&call(&group, "service.get_appointment", get).await);
+    assert_eq!(after["status"], "cancelled");
+    assert!(after["cancelled_at"].is_string(), "{after}");
+}

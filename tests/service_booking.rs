@@ -225,11 +225,21 @@ async fn a_booking_sends_the_vendor_body_and_answers_booked() {
     assert_eq!(query["dealerCode"], "ACME01");
     assert_eq!(query["vin"], "1HGCM82633A004352");
     assert!(!query.contains_key("year"), "{query:?}");
-    let body: Value = serde_json::from_slice(&request.body).unwrap();
+    let mut body: Value = serde_json::from_slice(&request.body).unwrap();
     let local = chrono::DateTime::parse_from_rfc3339(&start)
         .unwrap()
         .format("%Y-%m-%dT%H:%M%z")
         .to_string();
+    // The bridge's reference for the booking, the same on every send of it.
+    let reference = body
+        .as_object_mut()
+        .unwrap()
+        .remove("externalReference")
+        .unwrap();
+    assert!(
+        reference.as_str().unwrap().starts_with("bk_"),
+        "{reference}"
+    );
     assert_eq!(
         body,
         json!({

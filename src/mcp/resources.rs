@@ -2,6 +2,7 @@
 //! reads): `dms://dealerships/{dealership_id}`,
 //! `dms://dealerships/{dealership_id}/vehicles/{vehicle_id}`,
 //! `dms://dealerships/{dealership_id}/leads/{lead_id}`,
+//! `dms://dealerships/{dealership_id}/appointments/{appointment_id}`,
 //! `dms://dealerships/{dealership_id}/repair-orders/{ro_number}` and
 //! `dms://dealerships/{dealership_id}/events`. Reads go through
 //! the same dispatch pipeline as the tools they mirror, so scoping, validation
@@ -40,6 +41,15 @@ pub fn templates() -> Vec<ResourceTemplate> {
         .with_title("Lead")
         .with_description(
             "A lead taken through the bridge and its delivery state, as leads_get answers it.",
+        )
+        .with_mime_type(JSON),
+        ResourceTemplate::new(
+            format!("{SCHEME}{{dealership_id}}/appointments/{{appointment_id}}"),
+            "appointment",
+        )
+        .with_title("Service appointment")
+        .with_description(
+            "A service appointment booked through the bridge, as service_get_appointment answers it.",
         )
         .with_mime_type(JSON),
         ResourceTemplate::new(format!("{SCHEME}{{dealership_id}}/events"), "events")
@@ -115,6 +125,7 @@ fn read_error(error: &ToolError) -> McpError {
     match error.code {
         ErrorCode::InventoryVehicleNotFound
         | ErrorCode::LeadsLeadNotFound
+        | ErrorCode::ServiceAppointmentNotFound
         | ErrorCode::ServiceRepairOrderNotFound
         | ErrorCode::AuthForbidden
         | ErrorCode::AuthUnauthorized => McpError::resource_not_found(message, Some(data)),
@@ -151,6 +162,10 @@ fn parse(uri: &str) -> Option<(&'static str, Value)> {
         [dealership, "leads", lead] if !dealership.is_empty() && !lead.is_empty() => Some((
             "leads.get",
             json!({ "dealership_id": dealership, "lead_id": lead }),
+        )),
+        [dealership, "appointments", id] if !dealership.is_empty() && !id.is_empty() => Some((
+            "service.get_appointment",
+            json!({ "dealership_id": dealership, "appointment_id": id }),
         )),
         [dealership, "repair-orders", number] if !dealership.is_empty() && !number.is_empty() => {
             Some((

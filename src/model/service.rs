@@ -47,6 +47,53 @@ pub struct BookingRequest<'a> {
     /// E.164.
     pub phone: Option<&'a str>,
     pub comment: Option<&'a str>,
+    /// The bridge's id for this booking, the same on every send of it: a
+    /// scheduler that takes a client reference books it once however often
+    /// it arrives (after a crash, a retry sends it again).
+    pub reference: &'a str,
+}
+
+/// A booking as the store keeps it from before it is sent until the
+/// scheduler's answer is recorded: enough to send it again, the same way,
+/// after a crash. Carries customer data: kept only while unsettled.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BookingToSend {
+    pub schema_version: u32,
+    pub reference: String,
+    pub service_codes: Vec<String>,
+    pub start: DateTime<FixedOffset>,
+    pub end: DateTime<FixedOffset>,
+    pub vin: Option<String>,
+    pub year: Option<i32>,
+    pub make: Option<String>,
+    pub model: Option<String>,
+    pub first_name: String,
+    pub last_name: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub comment: Option<String>,
+}
+
+impl BookingToSend {
+    pub const SCHEMA_VERSION: u32 = 1;
+
+    pub fn request(&self) -> BookingRequest<'_> {
+        BookingRequest {
+            service_codes: &self.service_codes,
+            start: self.start,
+            end: self.end,
+            vin: self.vin.as_deref(),
+            year: self.year,
+            make: self.make.as_deref(),
+            model: self.model.as_deref(),
+            first_name: &self.first_name,
+            last_name: &self.last_name,
+            email: self.email.as_deref(),
+            phone: self.phone.as_deref(),
+            comment: self.comment.as_deref(),
+            reference: &self.reference,
+        }
+    }
 }
 
 /// What the scheduler made of a booking.

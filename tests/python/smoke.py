@@ -34,6 +34,7 @@ EXPECTED_TOOLS = {
     "dealership_list", "dealership_get", "inventory_search", "inventory_get", "inventory_facets",
     "leads_create", "leads_get", "leads_list", "deals_request_trade_value",
     "service_check_availability", "service_book_appointment", "service_cancel_appointment",
+    "service_get_appointment",
     "service_get_repair_order", "service_list_repair_orders", "events_list",
 }
 # The AutomotiveMCP (canonical) names, which initialize advertises and _meta carries.

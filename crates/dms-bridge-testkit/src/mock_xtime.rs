@@ -3,8 +3,9 @@
 //! the fixtures, and open slots computed for the dates asked (weekdays, every
 //! half hour 07:30-16:00 Central, every third slot taken). Bookings are kept in
 //! memory: a booked slot leaves availability and cannot be booked again
-//! (`SLOT_UNAVAILABLE`) until it is cancelled. Errors are in-band: HTTP 200
-//! with `success: false`.
+//! (`SLOT_UNAVAILABLE`) until it is cancelled. A booking that names an
+//! `externalReference` seen before answers the appointment made for it and
+//! books nothing new. Errors are in-band: HTTP 200 with `success: false`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -35,6 +36,8 @@ const MAX_DAYS: i64 = 31;
 struct Book {
     next: u64,
     appointments: HashMap<String, Appointment>,
+    /// `externalReference` → the appointment booked for it.
+    references: HashMap<String, String>,
 }
 
 struct Appointment {
@@ -219,6 +222,13 @@ async fn book(
         .iter()
         .any(|s| slot_start(s) == Some(start));
     let mut book = book.lock().unwrap_or_else(|p| p.into_inner());
+    let reference = body["externalReference"]
+        .as_str()
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned);
+    if let Some(id) = reference.as_ref().and_then(|r| book.references.get(r)) {
+        return Json(json!({ "success": true, "appointmentId": id })).into_response();
+    }
     if !offered || book.taken(start) {
         return in_band(
             "SLOT_UNAVAILABLE",
@@ -234,6 +244,9 @@ async fn book(
             cancelled: false,
         },
     );
+    if let Some(reference) = reference {
+        book.references.insert(reference, id.clone());
+    }
     Json(json!({ "success": true, "appointmentId": id })).into_response()
 }
 

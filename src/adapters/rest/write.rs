@@ -23,8 +23,10 @@ use crate::model::service::{BookedStatus, Booking, BookingRequest, CancelRequest
 
 /// What a booking's path, query and body may use. `service_codes` is also a
 /// list (see `body.rs`); `phone_national` is the number without its country
-/// code for North American numbers (vendors that want ten digits).
-pub(super) const BOOK_PARAMS: [&str; 14] = [
+/// code for North American numbers (vendors that want ten digits);
+/// `booking_ref` is the bridge's id for the booking, the same on every send
+/// (for a vendor's client reference, so a resend books once).
+pub(super) const BOOK_PARAMS: [&str; 15] = [
     "start",
     "end",
     "service_codes",
@@ -39,6 +41,7 @@ pub(super) const BOOK_PARAMS: [&str; 14] = [
     "phone_national",
     "comment",
     "date",
+    "booking_ref",
 ];
 pub(super) const BOOK_LISTS: [&str; 1] = ["service_codes"];
 pub(super) const CANCEL_PARAMS: [&str; 2] = ["appointment_id", "reason"];
@@ -266,6 +269,7 @@ impl RestAdapter {
             ("phone".to_owned(), text(r.phone)),
             ("phone_national".to_owned(), national(r.phone)),
             ("comment".to_owned(), text(r.comment)),
+            ("booking_ref".to_owned(), r.reference.to_owned()),
         ]);
         let lists = Lists::from([("service_codes".to_owned(), r.service_codes.to_vec())]);
         (params, lists)

@@ -11,10 +11,11 @@ use super::fallback::request_as_lead;
 use super::recovery::{NOT_OPEN, TAKEN, slot_taken};
 use super::slots::{free_slots, local, lookahead, next_starts};
 use super::vehicle::{check_codes, resolve_vehicle};
-use crate::adapters::{AdapterError, BookedStatus, BookingRequest, UpstreamAdapter};
+use crate::adapters::{AdapterError, BookedStatus, UpstreamAdapter};
 use crate::contract::error::{ErrorCode, ToolError};
 use crate::model::Domain;
-use crate::store::bookings::{self, NewBooking};
+use crate::model::service::BookingToSend;
+use crate::store::bookings::{self, Begun, NewBooking};
 use crate::tools::leads::WithheldContactPoint;
 use crate::tools::leads::appointment::within_hours;
 use crate::tools::leads::consent::withhold;
@@ -77,24 +78,51 @@ pub async fn book_appointment(ctx: ToolContext<'_>, mut args: BookArgs) -> Handl
             comment: args.comment.clone(),
         }));
     }
-    let c = &args.customer;
-    let request = BookingRequest {
-        service_codes: &codes,
-        start,
-        end: answer.end,
-        vin: vehicle.vin.as_deref(),
-        year: vehicle.year,
-        make: vehicle.make.as_deref(),
-        model: vehicle.model.as_deref(),
-        first_name: c.first_name.trim(),
-        last_name: c.last_name.trim(),
-        email: c.email.as_deref().map(str::trim),
-        phone: c.phone.as_deref(),
-        comment: args.comment.as_deref(),
+    let to_send = booking_to_send(&args, &vehicle, &codes, start, answer.end);
+    let consent = args.consent.as_ref().map(consent_record);
+    let consent = serde_json::to_string(&consent).map_err(|_| ToolError::internal())?;
+    let request = serde_json::to_string(&to_send).map_err(|_| ToolError::internal())?;
+    let store = &ctx.services.store;
+    // Recorded before it is sent: a crash after the scheduler's answer leaves
+    // a booking the bridge (or a retry with the key) sends again under the
+    // same reference, which the scheduler books once.
+    let now = Utc::now();
+    let resend_after = now + resend_lease(&ctx);
+    let begun = bookings::begin(
+        store,
+        &NewBooking {
+            booking_id: &to_send.reference,
+            dealership: &dealership.profile.id,
+            principal: &ctx.principal.name,
+            idempotency_key: args.idempotency_key.as_deref(),
+            now,
+            send_after: resend_after,
+            consent: &consent,
+            request: &request,
+        },
+    )
+    .await?;
+    let to_send = match begun {
+        Begun::New => to_send,
+        Begun::Unsettled { request, .. } => {
+            serde_json::from_str::<BookingToSend>(&request).map_err(|_| ToolError::internal())?
+        }
+        Begun::Settled {
+            status,
+            appointment_id,
+            ..
+        } => {
+            let status = match status.as_str() {
+                "waitlisted" => BookingStatus::Waitlisted,
+                _ => BookingStatus::Booked,
+            };
+            return to_result(&answer.booked(status, appointment_id));
+        }
     };
-    let booking = match adapter.book_appointment(&request).await {
+    let booking = match adapter.book_appointment(&to_send.request()).await {
         Ok(booking) => booking,
         Err(AdapterError::SlotUnavailable) => {
+            bookings::forget(store, &to_send.reference).await?;
             return Err(
                 slot_taken(&ctx, adapter, &args, &vehicle, &codes, start, TAKEN)
                     .await
@@ -102,33 +130,71 @@ pub async fn book_appointment(ctx: ToolContext<'_>, mut args: BookArgs) -> Handl
             );
         }
         Err(AdapterError::Unsupported) => {
+            bookings::forget(store, &to_send.reference).await?;
             let base = answer.base(BookingStatus::Requested, String::new());
             return request_as_lead(ctx, &args, &vehicle, &codes, base).await;
         }
-        Err(e) => return Err(e.into()),
+        Err(e) => {
+            // No answer (a timeout, an outage): it may be booked. The bridge
+            // sends it again later under the same reference.
+            bookings::send_later(store, &to_send.reference, resend_after).await?;
+            return Err(e.into());
+        }
     };
     let status = match booking.status {
         BookedStatus::Booked => BookingStatus::Booked,
         BookedStatus::Waitlisted => BookingStatus::Waitlisted,
     };
     let result = answer.booked(status, booking.appointment_id);
-    let consent = args.consent.as_ref().map(consent_record);
-    let consent = serde_json::to_string(&consent).map_err(|_| ToolError::internal())?;
-    let record = NewBooking {
-        booking_id: &format!("bk_{}", uuid::Uuid::now_v7().simple()),
-        dealership: &dealership.profile.id,
-        principal: &ctx.principal.name,
-        now: Utc::now(),
-        status: status.as_str(),
-        appointment_id: result.appointment_id.as_deref(),
-        consent: &consent,
-    };
-    if let Err(e) = bookings::record(&ctx.services.store, &record).await {
+    let settled = bookings::settle(
+        store,
+        &to_send.reference,
+        status.as_str(),
+        result.appointment_id.as_deref(),
+        Utc::now(),
+    )
+    .await;
+    if let Err(e) = settled {
         // The scheduler holds the booking: failing the call now would invite a
-        // second one. The operator learns that the audit row is missing.
-        tracing::error!(error = %e, dealership = %dealership.profile.id, "A booking was made but could not be recorded.");
+        // second one. The bridge records it when it sends it again (the
+        // scheduler books a reference once).
+        tracing::error!(error = %e, dealership = %dealership.profile.id, "A booking was made but could not be recorded yet.");
     }
     to_result(&result)
+}
+
+/// How long a sending booking is the sending call's alone: past it, the
+/// call has surely ended, and the bridge (or a retry) may send it again.
+pub fn resend_lease(ctx: &ToolContext<'_>) -> chrono::Duration {
+    chrono::Duration::from_std(ctx.services.limits.call_timeout * 2)
+        .unwrap_or(chrono::Duration::minutes(1))
+}
+
+/// The booking as it is kept until settled, under a new reference.
+fn booking_to_send(
+    args: &BookArgs,
+    vehicle: &super::vehicle::VehicleRef,
+    codes: &[String],
+    start: DateTime<FixedOffset>,
+    end: DateTime<FixedOffset>,
+) -> BookingToSend {
+    let c = &args.customer;
+    BookingToSend {
+        schema_version: BookingToSend::SCHEMA_VERSION,
+        reference: format!("bk_{}", uuid::Uuid::now_v7().simple()),
+        service_codes: codes.to_vec(),
+        start,
+        end,
+        vin: vehicle.vin.clone(),
+        year: vehicle.year,
+        make: vehicle.make.clone(),
+        model: vehicle.model.clone(),
+        first_name: c.first_name.trim().to_owned(),
+        last_name: c.last_name.trim().to_owned(),
+        email: c.email.as_deref().map(|e| e.trim().to_owned()),
+        phone: c.phone.clone(),
+        comment: args.comment.clone(),
+    }
 }
 
 /// Builds the answer for each outcome.

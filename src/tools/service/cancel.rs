@@ -98,9 +98,17 @@ pub async fn cancel_appointment(ctx: ToolContext<'_>, args: CancelArgs) -> Handl
         appointment_id: &args.appointment_id,
         reason: args.reason.as_deref(),
     };
+    // Noted before it is sent: should the bridge stop between the scheduler's
+    // answer and its record, it sends the cancellation again (cancelling
+    // twice is harmless) and records it with its event.
+    let store = &ctx.services.store;
+    bookings::begin_cancel(store, dealership_id, &args.appointment_id, Utc::now()).await?;
     match adapter.cancel_appointment(&request).await {
         Ok(()) => {}
-        Err(AdapterError::NotFound) => return Err(not_found().into()),
+        Err(AdapterError::NotFound) => {
+            bookings::cancel_refused(store, dealership_id, &args.appointment_id).await?;
+            return Err(not_found().into());
+        }
         Err(e) => return Err(e.into()),
     }
     if let Err(e) = bookings::mark_cancelled(
