@@ -89,6 +89,7 @@ async fn tools_list_shows_only_what_the_caller_can_use() {
         "service_check_availability",
         "service_book_appointment",
         "service_cancel_appointment",
+        "service_get_appointment",
         "service_get_repair_order",
         "service_list_repair_orders",
         "events_list",

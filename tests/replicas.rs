@@ -66,16 +66,8 @@ async fn events_about(client: &Client, vin: &str) -> Vec<(String, String)> {
 /// The inventory reads of `acme` the replica at `addr` has made (its
 /// `dms_bridge_mirror_syncs_total`, 0 before its first).
 async fn reads_by(addr: SocketAddr) -> f64 {
-    let text = reqwest::get(format!("http://{addr}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let series = r#"dms_bridge_mirror_syncs_total{dealership="acme",outcome="ok"} "#;
-    text.lines()
-        .find_map(|l| l.strip_prefix(series))
-        .map_or(0.0, |v| v.parse().unwrap())
+    let series = r#"dms_bridge_mirror_syncs_total{dealership="acme",outcome="ok"}"#;
+    common::process::series(addr, series).await.unwrap_or(0.0)
 }
 
 /// Over `window`, exactly one of the replicas at `addrs` reads `acme`'s

@@ -34,7 +34,7 @@ async fn stdio_serves_the_token_holder() {
             .await
             .unwrap();
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 15, "the 14 domain tools and events_list");
+    assert_eq!(tools.len(), 16, "the 15 domain tools and events_list");
     let page = client
         .call_tool(
             CallToolRequestParams::new("inventory.search")

@@ -190,6 +190,17 @@ impl McpFront {
     }
 }
 
+/// The authority a request names: an absolute-form target's, else `Host`'s.
+fn authority_of(request: &Request) -> Option<&str> {
+    match request.uri().authority() {
+        Some(target) => Some(target.as_str()),
+        None => request
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok()),
+    }
+}
+
 /// `Host` (or an absolute-form target's authority) and `Origin`, strictly.
 /// Every `Origin` is checked, so an empty `allowed_origins` refuses them all.
 pub async fn check_host_and_origin(
@@ -197,13 +208,7 @@ pub async fn check_host_and_origin(
     request: Request,
     next: Next,
 ) -> Response {
-    let authority = match request.uri().authority() {
-        Some(target) => Some(target.as_str()),
-        None => request
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok()),
-    };
+    let authority = authority_of(&request);
     let Some(authority) = authority else {
         return bad_request("Bad Request: missing or unreadable Host header");
     };
@@ -246,13 +251,7 @@ pub async fn check_host(
     request: Request,
     next: Next,
 ) -> Response {
-    let authority = match request.uri().authority() {
-        Some(target) => Some(target.as_str()),
-        None => request
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok()),
-    };
+    let authority = authority_of(&request);
     let Some(host) = authority.and_then(Authority::parse) else {
         return bad_request("Bad Request: missing or unreadable Host header");
     };

@@ -26,22 +26,14 @@ use crate::telemetry::metrics::Metrics;
 /// `{1, 0}` when admitted, `{0, wait_µs}` when refused. Clocked by `TIME`
 /// so replicas' clocks never matter; Redis ≥ 5 replicates the script's
 /// effects, which makes `TIME` before a write safe.
-const GCRA_SCRIPT: &str = r"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+const GCRA_SCRIPT: &str = concat!(
+    now_lua!(),
+    r"
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
-local new_tat = tat + interval
-local allowed_at = new_tat - interval * burst
-if now < allowed_at then
-  return {0, allowed_at - now}
-end
-local ttl_ms = math.ceil((new_tat - now) / 1000)
-redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', ttl_ms)
-return {1, 0}
-";
+",
+    gcra_lua!()
+);
 
 /// After Redis failed, checks skip it this long before trying again, so a
 /// hung Redis costs one timeout per interval, not one per call.

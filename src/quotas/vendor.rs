@@ -43,9 +43,9 @@ pub const HEARTBEAT: Duration = Duration::from_secs(1);
 /// presence TTL (µs), replicas. Counts this replica present, drops those
 /// gone quiet, then GCRA at the spacing for the present replicas' part of
 /// the window. Returns `{1, 0}` admitted, `{0, wait_µs}` refused.
-const VENDOR_SCRIPT: &str = r"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+const VENDOR_SCRIPT: &str = concat!(
+    now_lua!(),
+    r"
 local ttl = tonumber(ARGV[5])
 redis.call('ZADD', KEYS[2], now, ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - ttl)
@@ -58,27 +58,21 @@ if capacity < 1 then
 end
 local burst = math.min(tonumber(ARGV[2]), capacity)
 local interval = math.ceil(tonumber(ARGV[3]) / (capacity - burst + 1))
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
-local new_tat = tat + interval
-local allowed_at = new_tat - interval * burst
-if now < allowed_at then
-  return {0, allowed_at - now}
-end
-redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
-return {1, 0}
-";
+",
+    gcra_lua!()
+);
 
 /// Says this replica is present (the same set and rules as the check).
-const HEARTBEAT_SCRIPT: &str = r"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+const HEARTBEAT_SCRIPT: &str = concat!(
+    now_lua!(),
+    r"
 local ttl = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ttl)
 redis.call('PEXPIRE', KEYS[1], math.ceil(ttl / 1000) * 10)
 return redis.call('ZCARD', KEYS[1])
-";
+"
+);
 
 const PRESENCE_KEY: &str = "replicas";
 

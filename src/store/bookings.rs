@@ -42,6 +42,9 @@ pub enum Begun {
     },
 }
 
+/// A booking found by its idempotency key: id, state, status, appointment id, request.
+type KeyedBooking = (String, String, String, Option<String>, Option<String>);
+
 /// Records `b` as `sending` before it goes to the scheduler; or, when its
 /// idempotency key has a booking already, that booking.
 pub async fn begin(store: &Store, b: &NewBooking<'_>) -> Result<Begun, StoreError> {
@@ -54,16 +57,15 @@ pub async fn begin(store: &Store, b: &NewBooking<'_>) -> Result<Begun, StoreErro
                 &format!("bookings/{}/{}/{key}", b.dealership, b.principal),
             )
             .await?;
-        let earlier: Option<(String, String, String, Option<String>, Option<String>)> =
-            sqlx::query_as(
-                "SELECT booking_id, state, status, appointment_id, request FROM service_bookings
+        let earlier: Option<KeyedBooking> = sqlx::query_as(
+            "SELECT booking_id, state, status, appointment_id, request FROM service_bookings
                  WHERE dealership = $1 AND principal = $2 AND idempotency_key = $3",
-            )
-            .bind(b.dealership)
-            .bind(b.principal)
-            .bind(key)
-            .fetch_optional(&mut **tx)
-            .await?;
+        )
+        .bind(b.dealership)
+        .bind(b.principal)
+        .bind(key)
+        .fetch_optional(&mut **tx)
+        .await?;
         if let Some((booking_id, state, status, appointment_id, request)) = earlier {
             write.tx.commit().await?;
             return Ok(match (state.as_str(), request) {

@@ -49,6 +49,14 @@ pub async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
 
 /// The value of the unlabelled metric `name` on the `/metrics` of the bridge at `addr`.
 pub async fn metric(addr: SocketAddr, name: &str) -> f64 {
+    series(addr, name)
+        .await
+        .unwrap_or_else(|| panic!("no {name} on the /metrics of {addr}"))
+}
+
+/// The value of one series (`name` or `name{labels…}` as the exposition
+/// writes it) on the `/metrics` of the bridge at `addr`, if it is there.
+pub async fn series(addr: SocketAddr, series: &str) -> Option<f64> {
     let text = reqwest::get(format!("http://{addr}/metrics"))
         .await
         .unwrap()
@@ -56,7 +64,6 @@ pub async fn metric(addr: SocketAddr, name: &str) -> f64 {
         .await
         .unwrap();
     text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
         .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in:\n{text}"))
 }
