@@ -284,9 +284,9 @@ async fn a_replica_cut_off_from_redis_keeps_the_vendor_quota_with_the_others() {
     let margin = Duration::from_millis(200);
     let (a, _, stop_a) = vendor_replica(&redis.url(), rate, margin);
     let (b, store_b, stop_b) = vendor_replica(&partition.url, rate, margin);
-    let checking = CancellationToken::new();
-    let on_a = keep_checking(a, checking.clone());
-    let on_b = keep_checking(b, checking.clone());
+    let (checking_a, checking_b) = (CancellationToken::new(), CancellationToken::new());
+    let on_a = keep_checking(a, checking_a.clone());
+    let on_b = keep_checking(b, checking_b.clone());
 
     tokio::time::sleep(Duration::from_secs(3)).await;
     let cut_at = Instant::now();
@@ -299,9 +299,11 @@ async fn a_replica_cut_off_from_redis_keeps_the_vendor_quota_with_the_others() {
         assert!(Instant::now() < deadline, "b never shared again");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // a stops asking: the slots that come are b's to take through Redis.
+    checking_a.cancel();
     let shared_again = Instant::now();
     tokio::time::sleep(Duration::from_secs(3)).await;
-    checking.cancel();
+    checking_b.cancel();
     let (from_a, from_b) = (on_a.await.unwrap(), on_b.await.unwrap());
     stop_a.cancel();
     stop_b.cancel();
