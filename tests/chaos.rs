@@ -35,7 +35,7 @@ use common::config::{BridgeConfig, Dealership, Token, Upstream, quoted, secret};
 use common::leads::{failing_crm, lead};
 use common::process::{free_addr, metric, start_bridge};
 use common::redis_server::RedisServer;
-use common::{Client, busiest_window, postgres};
+use common::{Client, busiest_window, err, postgres};
 use dms_bridge_testkit::mock_xtime;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -214,7 +214,10 @@ struct Tally {
 impl Tally {
     /// Records a refusal for being over a quota; returns its wait.
     fn refusal(&self, result: &CallToolResult) -> Option<Duration> {
-        let error = result.structured_content.as_ref()?.get("error")?;
+        if result.is_error != Some(true) {
+            return None;
+        }
+        let error = err(result);
         if error["code"] != "rate_limited" {
             return None;
         }

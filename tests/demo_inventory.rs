@@ -50,15 +50,11 @@ async fn the_demo_feed_advancing_becomes_vehicle_events() {
     ok(&call(&client, "inventory.search", search).await);
     let list = json!({ "dealership_id": "demo-feed", "limit": 100 });
     let before = ok(&call(&client, "events.list", list.clone()).await);
-    assert_eq!(
-        before["events"],
-        json!([]),
-        "the first read is the baseline"
-    );
+    assert_eq!(before["items"], json!([]), "the first read is the baseline");
 
     advance_demo_feed(&bridge).await;
     let after = ok(&call(&client, "events.list", list).await);
-    let events = after["events"].as_array().unwrap();
+    let events = after["items"].as_array().unwrap();
     let of = |kind: &str| events.iter().filter(|e| e["type"] == kind).count();
     assert_eq!(
         (of("vehicle.deleted"), of("vehicle.created")),

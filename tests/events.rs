@@ -44,7 +44,7 @@ async fn events(client: &Client, args: Value) -> Value {
 }
 
 fn about(page: &Value) -> Vec<(String, String)> {
-    page["events"]
+    page["items"]
         .as_array()
         .unwrap()
         .iter()
@@ -77,7 +77,7 @@ async fn a_lead_and_its_delivery_are_events_for_its_owner_and_staff_only() {
             ("lead.delivery_updated".to_owned(), mine.clone()),
         ]
     );
-    let delivered = &own["events"][1];
+    let delivered = &own["items"][1];
     assert_eq!(delivered["data"]["delivery_state"], "delivered");
     assert_eq!(delivered["data"]["attempts"], 1);
     assert_eq!(delivered["change"], "updated");
@@ -131,7 +131,7 @@ async fn a_cursor_resumes_exactly_where_the_last_page_ended() {
         }
         let page = events(&staff, args).await;
         pages += 1;
-        seen.extend(page["events"].as_array().unwrap().iter().cloned());
+        seen.extend(page["items"].as_array().unwrap().iter().cloned());
         cursor = Some(page["next_cursor"].as_str().unwrap().to_owned());
         if page["has_more"] == false {
             break;
@@ -147,7 +147,7 @@ async fn a_cursor_resumes_exactly_where_the_last_page_ended() {
 
     // Caught up: nothing more, and the cursor stays put.
     let idle = events(&staff, json!({ "cursor": cursor })).await;
-    assert_eq!(idle["events"], json!([]));
+    assert_eq!(idle["items"], json!([]));
     assert_eq!(idle["next_cursor"].as_str(), cursor.as_deref());
 
     // A new event shows after that cursor, and only it.

@@ -469,12 +469,7 @@ async fn anonymous_list(bridge: &Bridge, forwarded_for: Option<&str>) -> Option<
     let answer: serde_json::Value = request.send().await.unwrap().json().await.unwrap();
     let result = &answer["result"];
     assert!(result.is_object(), "{answer}");
-    (result["isError"] == true).then(|| {
-        result["structuredContent"]["error"]["code"]
-            .as_str()
-            .unwrap()
-            .to_owned()
-    })
+    (result["isError"] == true).then(|| raw_err(&answer)["code"].as_str().unwrap().to_owned())
 }
 
 #[tokio::test]

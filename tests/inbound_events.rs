@@ -326,7 +326,7 @@ async fn the_demo_cdk_pushes_its_price_drops() {
     let deadline = std::time::Instant::now() + PATIENCE;
     while std::time::Instant::now() < deadline {
         let page = ok(&call(&client, "events.list", args.clone()).await);
-        let events = page["events"].as_array().unwrap();
+        let events = page["items"].as_array().unwrap();
         if let Some(event) = events.iter().find(|e| e["data"]["vin"] == vin) {
             assert!(
                 event["data"]["changed"]

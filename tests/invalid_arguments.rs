@@ -97,7 +97,7 @@ async fn a_callers_text_is_never_echoed_in_an_argument_problem() {
     ))
     .await;
     let answer: Value = serde_json::from_str(&answer).unwrap();
-    let problems = answer["result"]["structuredContent"]["error"]["details"]["problems"].clone();
+    let problems = raw_err(&answer)["details"]["problems"].clone();
     assert_eq!(problems[0]["pointer"], "/SECRET_NAME", "{answer}");
     assert!(
         !problems[0]["message"]
@@ -205,12 +205,17 @@ async fn inventory_get_needs_an_identifier_and_a_valid_vin() {
         .await;
         assert_eq!(problem_pointers(&e), ["/vin"], "{bad}");
     }
-    let missing_dealership = invalid(
+    // Only a required field absent: AAP's MISSING_REQUIRED_FIELD.
+    let missing_dealership = err(&call(
         &client,
         "inventory.get",
         json!({ "vin": "1HGBH41JXMN109186" }),
     )
-    .await;
+    .await);
+    assert_eq!(
+        missing_dealership["details"]["aap_code"],
+        "MISSING_REQUIRED_FIELD"
+    );
     assert!(
         missing_dealership["details"]["problems"][0]["message"]
             .as_str()
@@ -390,4 +395,52 @@ async fn schema_and_semantic_problems_come_back_in_one_round() {
             "/vehicle_of_interest/vin"
         ]
     );
+}
+
+/// A field of the wrong type keeps the arguments from parsing; the other
+/// fields still get their semantic checks, in the same answer.
+#[tokio::test]
+async fn a_field_of_the_wrong_type_does_not_hide_the_other_fields_problems() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let error = invalid(
+        &client,
+        "inventory.search",
+        json!({
+            "dealership_id": "demo-cdk",
+            "limit": 0,
+            "sort": "price",
+            "filters": { "vin": "1HD1KRM12PB600001" }
+        }),
+    )
+    .await;
+    let got = problem_pointers(&error);
+    assert_eq!(got, ["/filters/vin", "/limit", "/sort"], "{error}");
+}
+
+#[tokio::test]
+async fn required_fields_alone_missing_are_aap_missing_required_field() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let only_missing = err(&call(
+        &client,
+        "inventory.get",
+        json!({ "vin": "1HGCM82633A004352" }),
+    )
+    .await);
+    assert_eq!(only_missing["code"], "request.invalid_arguments");
+    assert_eq!(
+        only_missing["details"]["aap_code"], "MISSING_REQUIRED_FIELD",
+        "{only_missing}"
+    );
+    // With anything else wrong as well, it is the general schema failure.
+    invalid(&client, "inventory.get", json!({ "vin": 5 })).await;
+}
+
+#[tokio::test]
+async fn a_tool_without_arguments_names_each_unexpected_one() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let error = invalid(&client, "dealership.list", json!({ "unexpected": true })).await;
+    assert_eq!(problem_pointers(&error), ["/unexpected"], "{error}");
 }

@@ -155,7 +155,7 @@ async fn changes_between_reads_become_vehicle_events_once() {
     let listed: Vec<String> = vins_of(&before).into_iter().collect();
     let baseline = events_after(&client, None).await;
     assert_eq!(
-        baseline["events"].as_array().unwrap().len(),
+        baseline["items"].as_array().unwrap().len(),
         0,
         "the first read of an inventory is its baseline, not a flood of created events"
     );
@@ -177,7 +177,7 @@ async fn changes_between_reads_become_vehicle_events_once() {
             ("vehicle.deleted".to_owned(), sold.clone()),
         ]
     );
-    let update = &changed["events"][0];
+    let update = &changed["items"][0];
     assert!(
         update["data"]["changed"]
             .as_array()
@@ -213,11 +213,11 @@ async fn changes_between_reads_become_vehicle_events_once() {
         vec![("vehicle.created".to_owned(), sold.clone())]
     );
     assert_eq!(back["has_more"], false);
-    let sequences: Vec<u64> = changed["events"]
+    let sequences: Vec<u64> = changed["items"]
         .as_array()
         .unwrap()
         .iter()
-        .chain(back["events"].as_array().unwrap())
+        .chain(back["items"].as_array().unwrap())
         .map(|e| e["sequence"].as_u64().unwrap())
         .collect();
     assert_eq!(sequences, vec![1, 2, 3], "gap-free per dealership");
@@ -241,7 +241,7 @@ async fn a_truncated_read_is_held_back_until_reads_agree() {
     sync(&bridge).await;
     assert_eq!(search_all(&client).await["total"], total, "held back");
     assert_eq!(
-        events_after(&client, Some(&cursor)).await["events"]
+        events_after(&client, Some(&cursor)).await["items"]
             .as_array()
             .unwrap()
             .len(),
@@ -330,7 +330,7 @@ async fn wait_events(client: &Client, cursor: Option<&str>, wanted: usize) -> Va
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
         let page = events_after(client, cursor).await;
-        if page["events"].as_array().unwrap().len() >= wanted {
+        if page["items"].as_array().unwrap().len() >= wanted {
             return page;
         }
         assert!(
@@ -377,7 +377,7 @@ async fn a_killed_bridge_reports_changes_made_while_it_was_down_exactly_once() {
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let all_again = events_after(&client, Some(&cursor)).await;
     assert_eq!(
-        all_again["events"], all["events"],
+        all_again["items"], all["items"],
         "nothing more, nothing changed"
     );
     assert_eq!(
@@ -387,7 +387,7 @@ async fn a_killed_bridge_reports_changes_made_while_it_was_down_exactly_once() {
             ("vehicle.deleted".to_owned(), sold),
         ]
     );
-    let ids: BTreeSet<&str> = all["events"]
+    let ids: BTreeSet<&str> = all["items"]
         .as_array()
         .unwrap()
         .iter()
@@ -395,7 +395,7 @@ async fn a_killed_bridge_reports_changes_made_while_it_was_down_exactly_once() {
         .collect();
     assert_eq!(ids.len(), 2);
     assert_eq!(
-        all["events"][0], seen["events"][0],
+        all["items"][0], seen["items"][0],
         "the same event, same content"
     );
 }

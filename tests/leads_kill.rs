@@ -33,8 +33,13 @@ async fn worker(client: Arc<Client>, from: usize, count: usize, accepted: Arc<Mu
             Ok(result) => {
                 // An answer is an acceptance: a refusal (a quota, say) would
                 // end the burst early and pass for the kill.
+                assert_ne!(
+                    result.is_error,
+                    Some(true),
+                    "lead {n}: {:?}",
+                    result.content
+                );
                 let content = result.structured_content.unwrap();
-                assert_ne!(result.is_error, Some(true), "lead {n}: {content}");
                 assert_eq!(content["status"], "received");
                 accepted
                     .lock()

@@ -50,7 +50,7 @@ async fn page_through(
         }
         let page = events(client, args).await;
         sequences.extend(
-            page["events"]
+            page["items"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -129,7 +129,7 @@ async fn leads_events_and_cursors_live_in_postgres_and_survive_a_restart() {
     let replayed = create(&agent, first).await;
     assert_eq!(replayed["lead_id"].as_str(), Some(lead_id.as_str()));
     let idle = events(&staff, json!({ "cursor": cursor })).await;
-    assert_eq!(idle["events"], json!([]), "nothing new after the cursor");
+    assert_eq!(idle["items"], json!([]), "nothing new after the cursor");
     let late = create(&agent, lead("acme", 9)).await;
     let late_id = late["lead_id"].as_str().unwrap();
     wait_delivery(
@@ -189,7 +189,7 @@ async fn a_booking_is_cancelled_by_its_owner_only() {
 
     let list = json!({ "dealership_id": "demo-cdk", "types": ["appointment.booked", "appointment.cancelled"] });
     let seen = ok(&call(&group, "events.list", list.clone()).await);
-    let types: Vec<&str> = seen["events"]
+    let types: Vec<&str> = seen["items"]
         .as_array()
         .unwrap()
         .iter()
@@ -197,5 +197,5 @@ async fn a_booking_is_cancelled_by_its_owner_only() {
         .collect();
     assert_eq!(types, ["appointment.booked", "appointment.cancelled"]);
     let theirs = ok(&call(&cdk, "events.list", list).await);
-    assert_eq!(theirs["events"], json!([]), "another agent sees none of it");
+    assert_eq!(theirs["items"], json!([]), "another agent sees none of it");
 }

@@ -48,7 +48,7 @@ async fn ro_events(client: &Client) -> Vec<Value> {
         json!({ "dealership_id": "demo-cdk", "types": ["repair_order.updated"] }),
     )
     .await);
-    page["events"].as_array().unwrap().clone()
+    page["items"].as_array().unwrap().clone()
 }
 
 /// Waits (up to 30 s) until `count` repair-order events are recorded.
@@ -194,5 +194,5 @@ scopes = ["amcp:inventory:read"]
         json!({ "dealership_id": "demo-cdk", "resource": { "kind": "repair_order", "id": number } }),
     )
     .await);
-    assert_eq!(everything["events"], json!([]), "filtered out, not leaked");
+    assert_eq!(everything["items"], json!([]), "filtered out, not leaked");
 }

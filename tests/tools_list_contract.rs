@@ -271,3 +271,139 @@ fn error_codes_state_retryable_truthfully_in_toolset_md() {
         );
     }
 }
+
+/// The formats JSON Schema 2020-12 defines; Ajv (the TypeScript SDK) warns on
+/// any other on every `tools/list`.
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Keywords under which `true`/`false` is an ordinary schema (the Inspector allows them).
+const BOOLEAN_VALUED: [&str; 4] = [
+    "additionalProperties",
+    "unevaluatedProperties",
+    "additionalItems",
+    "unevaluatedItems",
+];
+
+/// Keywords that constrain a value: a node with none of them accepts anything.
+const CONSTRAINING: [&str; 30] = [
+    "type",
+    "enum",
+    "const",
+    "$ref",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "not",
+    "properties",
+    "required",
+    "items",
+    "prefixItems",
+    "additionalProperties",
+    "patternProperties",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "contains",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+];
+
+/// What the MCP Inspector's schema portability lint flags (type arrays,
+/// remote `$ref`s, untyped nodes, bare booleans) plus non-standard formats,
+/// found independently of the product's own rewriting.
+fn portability_findings(node: &Value, path: &str, keyword: Option<&str>, found: &mut Vec<String>) {
+    let object = match node {
+        Value::Bool(_) if keyword.is_some_and(|k| BOOLEAN_VALUED.contains(&k)) => return,
+        Value::Bool(_) => return found.push(format!("{path}: bare boolean schema")),
+        Value::Object(object) => object,
+        _ => return,
+    };
+    if object.get("type").is_some_and(Value::is_array) {
+        found.push(format!("{path}: type array"));
+    }
+    if let Some(format) = object.get("format").and_then(Value::as_str)
+        && !STANDARD_FORMATS.contains(&format)
+    {
+        found.push(format!("{path}: format {format}"));
+    }
+    if object
+        .get("$ref")
+        .and_then(Value::as_str)
+        .is_some_and(|r| !r.starts_with('#'))
+    {
+        found.push(format!("{path}: remote $ref"));
+    }
+    if keyword != Some("not") && !object.keys().any(|k| CONSTRAINING.contains(&k.as_str())) {
+        found.push(format!("{path}: untyped schema"));
+    }
+    for (key, value) in object {
+        let at = format!("{path}/{key}");
+        match (key.as_str(), value) {
+            ("properties" | "$defs" | "patternProperties", Value::Object(map)) => {
+                for (name, sub) in map {
+                    portability_findings(sub, &format!("{at}/{name}"), Some(key), found);
+                }
+            }
+            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(list)) => {
+                for (i, sub) in list.iter().enumerate() {
+                    portability_findings(sub, &format!("{at}/{i}"), Some(key), found);
+                }
+            }
+            ("items" | "additionalProperties" | "not" | "contains" | "propertyNames", sub) => {
+                portability_findings(sub, &at, Some(key), found);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_published_schema_is_in_the_portable_subset() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let mut found = Vec::new();
+    for tool in &tools {
+        let input = Value::Object((*tool.input_schema).clone());
+        portability_findings(&input, &format!("{}:input", tool.name), None, &mut found);
+        let output = tool.output_schema.as_ref().expect("an output schema");
+        let output = Value::Object((**output).clone());
+        portability_findings(&output, &format!("{}:output", tool.name), None, &mut found);
+    }
+    assert!(
+        found.is_empty(),
+        "{} findings:\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}

@@ -109,6 +109,9 @@ impl ErrorCode {
             Self::InventoryVehicleNotFound => "VEHICLE_NOT_FOUND",
             Self::InventoryVehicleUnavailable => "VEHICLE_UNAVAILABLE",
             Self::LeadsConsentRequired => "CONTACT_CONSENT_REQUIRED",
+            Self::LeadsIdempotencyConflict | Self::ServiceIdempotencyConflict => {
+                "IDEMPOTENCY_CONFLICT"
+            }
             Self::LeadsInvalidConsent => "INVALID_CONSENT",
             Self::UpstreamRateLimited | Self::RateLimited => "RATE_LIMITED",
             Self::CapabilityUnsupported => "UNSUPPORTED_SKILL",
@@ -126,6 +129,19 @@ impl ErrorCode {
 pub struct Problem {
     pub pointer: String,
     pub message: String,
+    /// A required field is absent (AAP `MISSING_REQUIRED_FIELD`); not on the wire.
+    #[serde(skip)]
+    pub missing_field: bool,
+}
+
+impl Problem {
+    pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            pointer: pointer.into(),
+            message: message.into(),
+            missing_field: false,
+        }
+    }
 }
 
 /// A collector for argument problems; validation reports all of them at once.
@@ -134,10 +150,24 @@ pub struct Problems(Vec<Problem>);
 
 impl Problems {
     pub fn push(&mut self, pointer: impl Into<String>, message: impl Into<String>) {
+        self.0.push(Problem::new(pointer, message));
+    }
+
+    /// A required field that is absent.
+    pub fn push_missing(&mut self, pointer: impl Into<String>, message: impl Into<String>) {
         self.0.push(Problem {
-            pointer: pointer.into(),
-            message: message.into(),
+            missing_field: true,
+            ..Problem::new(pointer, message)
         });
+    }
+
+    /// The top-level argument each problem sits in (`/vin` for `/vin`,
+    /// `/filters` for `/filters/year_min`); none for a problem at the root.
+    pub fn fields(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().filter_map(|p| {
+            let rest = p.pointer.strip_prefix('/')?;
+            Some(rest.split('/').next().unwrap_or(rest))
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -216,8 +246,13 @@ impl ToolError {
             1 => "The arguments have 1 problem; see details.problems.".to_owned(),
             n => format!("The arguments have {n} problems; see details.problems."),
         };
-        Self::new(ErrorCode::RequestInvalidArguments, summary)
-            .with_details(json!({ "problems": problems }))
+        // AAP names the case of required fields absent (and nothing else wrong).
+        let only_missing = !problems.is_empty() && problems.iter().all(|p| p.missing_field);
+        let mut details = json!({ "problems": problems });
+        if only_missing {
+            details["aap_code"] = json!("MISSING_REQUIRED_FIELD");
+        }
+        Self::new(ErrorCode::RequestInvalidArguments, summary).with_details(details)
     }
 
     pub fn internal() -> Self {

@@ -17,7 +17,7 @@ use super::{Gateway, write};
 use crate::config::ToolClass;
 use crate::contract::Principal;
 use crate::contract::error::rate_limited;
-use crate::contract::error::{ErrorCode, ToolError};
+use crate::contract::error::{ErrorCode, Problems, ToolError};
 use crate::model::Domain;
 use crate::store::{AuditRecord, argument_shape};
 use crate::telemetry::metrics::{CacheLabels, RateLimitLabels};
@@ -155,19 +155,30 @@ impl Gateway {
         let request_hash = (tool.class() == ToolClass::Write
             && args.get("idempotency_key").is_some())
         .then(|| write::request_hash(&args));
+        // Without the fields the schema refused, the rest may still parse and
+        // get its semantic checks (a range, a VIN's check digit) in this answer.
+        let rest = (!schema_problems.is_empty()).then(|| without_fields(&args, &schema_problems));
         let parsed = match (tool.spec().parse)(args) {
             Ok(parsed) => parsed,
-            Err(e) => {
-                schema_problems.into_result()?;
-                // The schema accepted it, so this is a gap between schema and type: say where, keep it generic.
-                tracing::warn!(error = %e, "Arguments passed the schema but not the parser.");
-                return Err(ToolError::invalid_arguments(vec![
-                    crate::contract::error::Problem {
-                        pointer: String::new(),
-                        message: "do not match the tool's inputSchema".into(),
-                    },
-                ]));
-            }
+            Err(e) => match rest.map(tool.spec().parse) {
+                Some(Ok(parsed)) => parsed,
+                Some(Err(_)) => {
+                    return Err(schema_problems
+                        .into_result()
+                        .err()
+                        .unwrap_or_else(ToolError::internal));
+                }
+                None => {
+                    // The schema accepted it, so this is a gap between schema and type: say where, keep it generic.
+                    tracing::warn!(error = %e, "Arguments passed the schema but not the parser.");
+                    return Err(ToolError::invalid_arguments(vec![
+                        crate::contract::error::Problem::new(
+                            "",
+                            "do not match the tool's inputSchema",
+                        ),
+                    ]));
+                }
+            },
         };
         // Only a dealership that exists is recorded: an unchecked id is caller text (possibly PII).
         facts.dealership = parsed
@@ -362,6 +373,19 @@ impl Gateway {
             )),
         }
     }
+}
+
+/// The arguments without the top-level fields `problems` name: what is left
+/// to check semantically when the whole does not parse.
+fn without_fields(args: &Value, problems: &Problems) -> Value {
+    let mut rest = args.clone();
+    if let Value::Object(map) = &mut rest {
+        for field in problems.fields() {
+            let field = field.replace("~1", "/").replace("~0", "~");
+            map.remove(&field);
+        }
+    }
+    rest
 }
 
 /// A call that ran out of the time the bridge allows one.

@@ -136,7 +136,13 @@ fn collect(error: &jsonschema::ValidationError<'_>, problems: &mut Problems) {
         }
         return;
     }
-    problems.push(error.instance_path().to_string(), describe(error));
+    let at = error.instance_path().to_string();
+    match error.kind() {
+        jsonschema::error::ValidationErrorKind::Required { .. } => {
+            problems.push_missing(at, describe(error))
+        }
+        _ => problems.push(at, describe(error)),
+    }
 }
 
 fn is_null_type_error(error: &jsonschema::ValidationError<'_>) -> bool {

@@ -431,7 +431,7 @@ fn result_of(outcome: CallOutcome, splice: Option<SpliceSlot>) -> CallToolResult
             };
             success(structured, text)
         }
-        Err(error) => CallToolResult::structured_error(error.to_json()),
+        Err(error) => failure(error.to_json()),
     };
     with_meta(result, &outcome.trace_id, outcome.cache)
 }
@@ -442,7 +442,7 @@ fn stored_result(ok: bool, body: Value, trace_id: String) -> CallToolResult {
         let text = body.to_string();
         success(body, text)
     } else {
-        CallToolResult::structured_error(body)
+        failure(body)
     };
     with_meta(result, &trace_id, None)
 }
@@ -451,6 +451,14 @@ fn success(structured: Value, text: String) -> CallToolResult {
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(structured);
     result
+}
+
+/// A tool error travels as `isError: true` with the error envelope as JSON in
+/// one text block and no `structuredContent`: clients (the TypeScript SDK, the
+/// Inspector) check any `structuredContent` against the tool's output schema,
+/// error or not, and the envelope is not the tool's output (TOOLSET.md "Errors").
+fn failure(envelope: Value) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(envelope.to_string())])
 }
 
 fn with_meta(result: CallToolResult, trace_id: &str, cache: Option<CacheInfo>) -> CallToolResult {

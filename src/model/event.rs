@@ -197,6 +197,7 @@ pub struct Event {
     /// When the bridge recorded it.
     pub observed_at: DateTime<Utc>,
     /// Facts about the change, never personal data (e.g. `changed`, `price`, `status`).
+    #[schemars(with = "serde_json::Map<String, Value>")]
     pub data: Value,
 }
 

@@ -6,8 +6,11 @@ use serde::{Deserialize, Serialize};
 use crate::model::Domain;
 
 /// No arguments.
+// An empty `properties` beside `additionalProperties: false` makes the
+// validator name each field sent (`/unexpected`), as for every other tool.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("properties" = {}))]
 pub struct ListArgs {}
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -33,6 +36,10 @@ pub struct DealershipSummary {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ListResult {
     pub items: Vec<DealershipSummary>,
+    /// Always false: every dealership you may use is on the one page.
+    pub has_more: bool,
+    /// Dealerships listed.
+    pub total: u64,
 }
 
 use crate::tools::to_result;
@@ -51,7 +58,7 @@ impl ToolArgs for GetArgs {
 }
 
 pub async fn list(ctx: ToolContext<'_>, _args: ListArgs) -> Handled {
-    let items = ctx
+    let items: Vec<DealershipSummary> = ctx
         .services
         .dealerships()
         .filter(|d| ctx.principal.may_use(&d.profile.id))
@@ -64,7 +71,12 @@ pub async fn list(ctx: ToolContext<'_>, _args: ListArgs) -> Handled {
             domains: d.domains_for(ctx.principal),
         })
         .collect();
-    to_result(&ListResult { items })
+    let total = items.len() as u64;
+    to_result(&ListResult {
+        items,
+        has_more: false,
+        total,
+    })
 }
 
 pub async fn get(ctx: ToolContext<'_>, _args: GetArgs) -> Handled {

@@ -4,7 +4,6 @@
 use chrono::{SecondsFormat, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::adapters::{TradeValueRequest, UpstreamAdapter};
 use crate::contract::error::{ErrorCode, ToolError};
@@ -104,7 +103,7 @@ pub async fn request_trade_value(ctx: ToolContext<'_>, args: TradeValueArgs) -> 
         .adapter(Domain::Deals)?
         .trade_value(&request)
         .await?
-        .ok_or_else(|| unavailable(&args.dealership_id))?;
+        .ok_or_else(unavailable)?;
     let value = args.condition.map(|c| match c {
         WearCondition::Excellent | WearCondition::Good => valuation.clean.clone(),
         WearCondition::Fair => valuation.average.clone(),
@@ -138,14 +137,14 @@ pub async fn request_trade_value(ctx: ToolContext<'_>, args: TradeValueArgs) -> 
     })
 }
 
-fn unavailable(dealership_id: &str) -> ToolError {
+fn unavailable() -> ToolError {
     ToolError::new(
         ErrorCode::DealsTradeValueUnavailable,
         "The valuation provider has no values for this vehicle.",
     )
-    .with_next_tool_call(
-        "leads_create",
-        json!({ "dealership_id": dealership_id }),
-        "Send a lead with the trade-in so the dealership appraises it in person.",
+    // No ready call: a lead needs the customer and their consent, which this
+    // call never had, and a suggestion must work as given.
+    .with_hint(
+        "Send a lead (leads_create) with the customer, their consent and the trade-in, so the dealership appraises it in person.",
     )
 }

@@ -50,8 +50,8 @@ pub struct ResourceFilter {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ListResult {
-    /// In sequence order. Delivery is at least once: deduplicate on `id`.
-    pub events: Vec<Event>,
+    /// Events in sequence order. Delivery is at least once: deduplicate on `id`.
+    pub items: Vec<Event>,
     /// Always present: pass it back as `cursor` to resume after the last event
     /// looked at (also when none matched), now or after a restart.
     pub next_cursor: String,
@@ -188,7 +188,7 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
     }
     let has_more = !at_end || found.len() == limit && more_after(&ctx, &args, position).await;
     to_result(&ListResult {
-        events: found,
+        items: found,
         next_cursor: codec.encode(&args.dealership_id, CURSOR_QUERY, position),
         has_more,
     })

@@ -10,6 +10,7 @@ pub mod events;
 pub mod inventory;
 pub mod leads;
 mod names;
+mod portable_schema;
 pub mod repair_orders;
 pub mod service;
 mod services;
@@ -33,7 +34,7 @@ use crate::model::Domain;
 
 /// Version of the public tool contract (TOOLSET.md). Bump the major on any
 /// breaking change to names, schemas or error codes.
-pub const TOOLSET_VERSION: &str = "2.4.0";
+pub const TOOLSET_VERSION: &str = "3.0.0";
 
 /// The `_meta` key of a tool definition that holds its canonical name.
 pub const CANONICAL_NAME_META: &str = "io.dms-bridge/canonical_name";
@@ -181,14 +182,33 @@ impl ToolId {
 }
 
 /// A JSON Schema (2020-12) for `T`, inlined so clients need no `$ref` resolution
-/// beyond `$defs` in the same document.
+/// beyond `$defs` in the same document, in the subset every client reads
+/// (see `portable_schema`).
 pub fn schema_of<T: JsonSchema>() -> Arc<JsonObject> {
     let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     let schema = generator.into_root_schema_for::<T>();
     match serde_json::to_value(schema) {
-        Ok(Value::Object(map)) => Arc::new(map),
-        _ => Arc::new(JsonObject::new()),
+        Ok(mut value) => {
+            portable_schema::make_portable(&mut value);
+            match value {
+                Value::Object(map) => Arc::new(map),
+                _ => Arc::new(JsonObject::new()),
+            }
+        }
+        Err(_) => Arc::new(JsonObject::new()),
     }
+}
+
+/// A stored instant (RFC 3339, UTC) in the dealership's offset, as every time
+/// the tools answer; text that is not an instant is shown as stored.
+pub(crate) fn local_instant(stored: &str, tz: chrono_tz::Tz) -> String {
+    chrono::DateTime::parse_from_rfc3339(stored).map_or_else(
+        |_| stored.to_owned(),
+        |t| {
+            t.with_timezone(&tz)
+                .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, false)
+        },
+    )
 }
 
 /// A calendar date argument (`YYYY-MM-DD`; the schema checked the shape).

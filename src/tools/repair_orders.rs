@@ -100,6 +100,8 @@ pub struct RepairOrderResult {
 pub struct ListRepairOrdersResult {
     /// Newest activity first.
     pub items: Vec<RepairOrderView>,
+    /// True when another page follows: pass `next_cursor` back as `cursor`.
+    pub has_more: bool,
     /// Pass as `cursor` to get the next page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
@@ -237,6 +239,7 @@ pub async fn list_repair_orders(ctx: ToolContext<'_>, args: ListRepairOrdersArgs
     let items = orders.drain(page.range).map(|ro| view(ro, tz)).collect();
     to_result(&ListRepairOrdersResult {
         items,
+        has_more: page.next_cursor.is_some(),
         next_cursor: page.next_cursor,
         total: total as u64,
         from: from.to_string(),

@@ -206,7 +206,7 @@ fn now() -> String {
 
 /// (type, vin) of each event, in order.
 pub fn summary(events: &Value) -> Vec<(String, String)> {
-    events["events"]
+    events["items"]
         .as_array()
         .unwrap()
         .iter()

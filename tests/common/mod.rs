@@ -271,7 +271,8 @@ pub fn ok(result: &CallToolResult) -> Value {
         .expect("structuredContent")
 }
 
-/// The `error` object of a failed call.
+/// The `error` object of a failed call: the envelope travels as JSON in the
+/// one text block, with no `structuredContent` (TOOLSET.md "Errors").
 pub fn err(result: &CallToolResult) -> Value {
     assert_eq!(
         result.is_error,
@@ -279,11 +280,22 @@ pub fn err(result: &CallToolResult) -> Value {
         "expected an error, got {:?}",
         result.structured_content
     );
-    result
-        .structured_content
-        .clone()
-        .expect("structuredContent")["error"]
-        .clone()
+    assert_eq!(
+        result.structured_content, None,
+        "an error result carries no structuredContent"
+    );
+    assert_eq!(result.content.len(), 1, "an error has one content block");
+    let text = &result.content[0].as_text().expect("a text block").text;
+    serde_json::from_str::<Value>(text).expect("the error envelope as JSON")["error"].clone()
+}
+
+/// The `error` object of a raw JSON-RPC `tools/call` answer (see [`err`]).
+pub fn raw_err(answer: &Value) -> Value {
+    let result = &answer["result"];
+    assert_eq!(result["isError"], true, "expected an error: {answer}");
+    assert!(result.get("structuredContent").is_none(), "{answer}");
+    let text = result["content"][0]["text"].as_str().expect("a text block");
+    serde_json::from_str::<Value>(text).expect("the error envelope as JSON")["error"].clone()
 }
 
 /// The JSON pointers of an `request.invalid_arguments` error's problems, in order.

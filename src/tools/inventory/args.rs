@@ -119,6 +119,8 @@ pub struct SearchArgs {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SearchResult<'a> {
     pub items: Vec<&'a Vehicle>,
+    /// True when another page follows: pass `next_cursor` back as `cursor`.
+    pub has_more: bool,
     /// Pass as `cursor` to get the next page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,

@@ -129,6 +129,7 @@ pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Handled {
     let items = hits[page.range].iter().map(|v| &**v).collect();
     to_result(&SearchResult {
         items,
+        has_more: page.next_cursor.is_some(),
         next_cursor: page.next_cursor,
         total: hits.len() as u64,
         limit,

@@ -110,7 +110,7 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
         .get(&dealership.profile.id, &result.lead_id, None)
         .await
     {
-        result.delivery = delivery_for(&current, Viewer::Submitter);
+        result.delivery = delivery_for(&current, Viewer::Submitter, dealership.timezone);
     }
     to_result(&result)
 }
@@ -134,7 +134,11 @@ pub fn refresh_replay(ctx: ToolContext<'_>, mut answer: Value) -> BoxFuture<'_, 
             .get(&dealership.profile.id, lead_id, None)
             .await;
         if let Ok(Some(current)) = current
-            && let Ok(delivery) = serde_json::to_value(delivery_for(&current, Viewer::Submitter))
+            && let Ok(delivery) = serde_json::to_value(delivery_for(
+                &current,
+                Viewer::Submitter,
+                dealership.timezone,
+            ))
         {
             answer["delivery"] = delivery;
         }
@@ -169,15 +173,7 @@ impl Answer<'_> {
                 last_error: None,
                 receipt: None,
             },
-            dealer: DealerContact {
-                name: self.dealership.profile.name.clone(),
-                phone: self
-                    .dealership
-                    .profile
-                    .phones
-                    .first()
-                    .map(|p| p.number.clone()),
-            },
+            dealer: DealerContact::of(self.dealership),
             withheld_contact_points: self.withheld.clone(),
             warnings: self.warnings.clone(),
             replayed: false,
@@ -323,10 +319,10 @@ async fn enrich_vehicle(
             }],
         )),
         Lookup::NotFound if matches!(unit, UnitRef::Id(_)) => {
-            Err(ToolError::invalid_arguments(vec![Problem {
-                pointer: "/vehicle_of_interest/vehicle_id".into(),
-                message: "this dealership lists no vehicle with this id".into(),
-            }]))
+            Err(ToolError::invalid_arguments(vec![Problem::new(
+                "/vehicle_of_interest/vehicle_id",
+                "this dealership lists no vehicle with this id",
+            )]))
         }
         Lookup::NotFound => none(),
     }

@@ -262,7 +262,7 @@ pub async fn get(ctx: ToolContext<'_>, args: GetArgs) -> Handled {
         .get(&args.dealership_id, &args.lead_id, owner.principal())
         .await?;
     match stored {
-        Some(lead) => to_result(&present::lead_view(&lead, viewer(&owner))?),
+        Some(lead) => to_result(&present::lead_view(&lead, viewer(&owner), zone(&ctx))?),
         None => Err(ToolError::new(
             ErrorCode::LeadsLeadNotFound,
             "This dealership has no lead with that id that you sent through the bridge.",
@@ -311,9 +311,18 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
         more.then(|| cursors.encode(&args.dealership_id, &hash, offset + u64::from(limit)));
     let items = rows
         .iter()
-        .map(|lead| present::lead_view(lead, viewer(&owner)))
+        .map(|lead| present::lead_view(lead, viewer(&owner), zone(&ctx)))
         .collect::<Result<Vec<_>, _>>()?;
-    to_result(&ListResult { items, next_cursor })
+    to_result(&ListResult {
+        items,
+        has_more: next_cursor.is_some(),
+        next_cursor,
+    })
+}
+
+/// The dealership's time zone, which every time a lead tool answers is in.
+fn zone(ctx: &ToolContext<'_>) -> chrono_tz::Tz {
+    ctx.dealership.map_or(chrono_tz::UTC, |d| d.timezone)
 }
 
 /// Staff (who may see every lead) see how leads were merged; a submitter sees its own.

@@ -9,6 +9,8 @@ use crate::contract::error::ToolError;
 use crate::leads::StoredLead;
 use crate::leads::lead::{ConsentGrant, Lead, TradeIn, VehicleOfInterest};
 use crate::store::leads::StoredDelivery;
+use crate::tools::local_instant;
+use chrono_tz::Tz;
 
 /// Who is looking at a lead: its submitter sees its own record only; the
 /// dealership's staff see how leads were merged.
@@ -18,7 +20,7 @@ pub enum Viewer {
     Staff,
 }
 
-pub fn lead_view(lead: &StoredLead, viewer: Viewer) -> Result<LeadView, ToolError> {
+pub fn lead_view(lead: &StoredLead, viewer: Viewer, tz: Tz) -> Result<LeadView, ToolError> {
     let request = Lead::from_stored(&lead.request).map_err(|e| {
         tracing::error!(error = %e, "A stored lead could not be read.");
         ToolError::internal()
@@ -33,7 +35,7 @@ pub fn lead_view(lead: &StoredLead, viewer: Viewer) -> Result<LeadView, ToolErro
         lead_id: lead.lead_id.clone(),
         dealership_id: lead.dealership.clone(),
         status: LeadStatus::Received,
-        created_at: lead.created_at.clone(),
+        created_at: local_instant(&lead.created_at, tz),
         source_agent: lead.source_agent.clone(),
         customer: CustomerSummary {
             name: format!("{}. {}.", initial(&c.first_name), initial(&c.last_name)),
@@ -56,7 +58,7 @@ pub fn lead_view(lead: &StoredLead, viewer: Viewer) -> Result<LeadView, ToolErro
                 expires_at: g.expires_at,
             },
         ),
-        delivery: delivery_for(lead, viewer),
+        delivery: delivery_for(lead, viewer, tz),
         submissions: u32::try_from(match viewer {
             Viewer::Submitter => lead.submissions,
             Viewer::Staff => lead.submissions + lead.merged,
@@ -72,23 +74,37 @@ pub fn lead_view(lead: &StoredLead, viewer: Viewer) -> Result<LeadView, ToolErro
 /// lead's delivery, which its submitter must learn nothing of: they see its
 /// state on their own lead's timeline (nothing before their submission, one
 /// attempt at most, no CRM receipt), as any lead of theirs would show it.
-pub fn delivery_for(lead: &StoredLead, viewer: Viewer) -> DeliveryView {
+pub fn delivery_for(lead: &StoredLead, viewer: Viewer, tz: Tz) -> DeliveryView {
     let full = delivery_view(&lead.delivery);
-    if lead.merged_into.is_none() || viewer == Viewer::Staff {
-        return full;
-    }
-    let ours = |t: Option<String>| t.map(|t| t.max(lead.created_at.clone()));
+    let shown = if lead.merged_into.is_none() || viewer == Viewer::Staff {
+        full
+    } else {
+        // The store's instants are UTC text of one form: they compare as text.
+        let ours = |t: Option<String>| t.map(|t| t.max(lead.created_at.clone()));
+        DeliveryView {
+            attempts: u32::from(full.state != DeliveryState::Pending),
+            last_attempt_at: ours(full.last_attempt_at),
+            next_attempt_at: ours(full.next_attempt_at),
+            delivered_at: ours(full.delivered_at),
+            receipt: None,
+            ..full
+        }
+    };
+    in_zone(shown, tz)
+}
+
+/// The delivery's times in the dealership's offset, as every time the tools answer.
+fn in_zone(delivery: DeliveryView, tz: Tz) -> DeliveryView {
+    let at = |t: Option<String>| t.map(|t| local_instant(&t, tz));
     DeliveryView {
-        attempts: u32::from(full.state != DeliveryState::Pending),
-        last_attempt_at: ours(full.last_attempt_at),
-        next_attempt_at: ours(full.next_attempt_at),
-        delivered_at: ours(full.delivered_at),
-        receipt: None,
-        ..full
+        last_attempt_at: at(delivery.last_attempt_at),
+        next_attempt_at: at(delivery.next_attempt_at),
+        delivered_at: at(delivery.delivered_at),
+        ..delivery
     }
 }
 
-pub fn delivery_view(d: &StoredDelivery) -> DeliveryView {
+fn delivery_view(d: &StoredDelivery) -> DeliveryView {
     let state = DeliveryState::parse(&d.state).unwrap_or(DeliveryState::Pending);
     DeliveryView {
         state,

@@ -108,6 +108,30 @@ pub struct DealerContact {
     pub phone: Option<String>,
 }
 
+impl DealerContact {
+    /// The dealership's name and first listed phone number (AAP `dealer`).
+    pub fn of(dealership: &crate::tools::Dealership) -> Self {
+        Self {
+            name: dealership.profile.name.clone(),
+            phone: dealership.profile.phones.first().map(|p| p.number.clone()),
+        }
+    }
+
+    /// As [`Self::of`], with the number named for `department` when the
+    /// dealership lists one (the service desk for an appointment).
+    pub fn of_department(dealership: &crate::tools::Dealership, department: &str) -> Self {
+        let phones = &dealership.profile.phones;
+        let phone = phones
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(department))
+            .or(phones.first());
+        Self {
+            name: dealership.profile.name.clone(),
+            phone: phone.map(|p| p.number.clone()),
+        }
+    }
+}
+
 /// A lead as `leads.get` and `leads.list` show it.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LeadView {
@@ -180,6 +204,8 @@ pub struct ConsentSummary {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ListResult {
     pub items: Vec<LeadView>,
+    /// True when another page follows: pass `next_cursor` back as `cursor`.
+    pub has_more: bool,
     /// Pass back as `cursor` for the next page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,

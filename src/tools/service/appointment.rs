@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::contract::error::{ErrorCode, ToolError};
 use crate::store::bookings;
-use crate::tools::to_result;
-use crate::tools::{Handled, ToolArgs, ToolContext};
+use crate::tools::leads::DealerContact;
+use crate::tools::{Handled, ToolArgs, ToolContext, local_instant, to_result};
 
 /// `service.get_appointment` arguments.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -35,11 +35,13 @@ pub struct AppointmentView {
     pub appointment_id: String,
     pub dealership_id: String,
     pub status: AppointmentState,
-    /// When the bridge booked it (RFC 3339, UTC).
+    /// When the bridge booked it (RFC 3339, the dealership's offset).
     pub booked_at: String,
     /// When it was cancelled through the bridge, if it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancelled_at: Option<String>,
+    /// Who the customer will hear from about the appointment.
+    pub dealer: DealerContact,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -75,11 +77,14 @@ pub async fn get_appointment(ctx: ToolContext<'_>, args: GetAppointmentArgs) -> 
         (None, "waitlisted") => AppointmentState::Waitlisted,
         (None, _) => AppointmentState::Booked,
     };
+    let dealership = ctx.dealership()?;
+    let local = |t: &str| local_instant(t, dealership.timezone);
     to_result(&AppointmentView {
         appointment_id: args.appointment_id,
         dealership_id: args.dealership_id,
         status,
-        booked_at: booking.created_at,
-        cancelled_at: booking.cancelled_at,
+        booked_at: local(&booking.created_at),
+        cancelled_at: booking.cancelled_at.as_deref().map(local),
+        dealer: DealerContact::of_department(dealership, "service"),
     })
 }

@@ -50,6 +50,10 @@ pub struct AvailabilityArgs {
 pub struct AvailabilityResult {
     /// Open slots, earliest first.
     pub items: Vec<SlotView>,
+    /// Always false: every open slot in the range is on the one page.
+    pub has_more: bool,
+    /// Open slots listed.
+    pub total: u64,
     /// The dealership's IANA time zone; slot times carry its offset.
     pub timezone: String,
 }
@@ -111,8 +115,11 @@ pub async fn check_availability(ctx: ToolContext<'_>, args: AvailabilityArgs) ->
     };
     let slots = free_slots(&ctx, adapter, &vehicle.request(&codes, from, to)).await?;
     let tz = dealership.timezone;
+    let items: Vec<SlotView> = slots.into_iter().map(|s| slot_view(s, tz)).collect();
     to_result(&AvailabilityResult {
-        items: slots.into_iter().map(|s| slot_view(s, tz)).collect(),
+        has_more: false,
+        total: items.len() as u64,
+        items,
         timezone: dealership.profile.timezone.clone(),
     })
 }

@@ -16,6 +16,7 @@ use crate::contract::error::{ErrorCode, ToolError};
 use crate::model::Domain;
 use crate::model::service::BookingToSend;
 use crate::store::bookings::{self, Begun, NewBooking};
+use crate::tools::leads::DealerContact;
 use crate::tools::leads::WithheldContactPoint;
 use crate::tools::leads::appointment::within_hours;
 use crate::tools::leads::consent::withhold;
@@ -216,6 +217,7 @@ impl Answer<'_> {
             proposed_times: Vec::new(),
             lead_id: None,
             message,
+            dealer: DealerContact::of_department(self.dealership, "service"),
             booking: None,
             withheld_contact_points: self.withheld.clone(),
             replayed: false,

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::vehicle::{ServiceCode, VehicleQuery, VehicleRef, check_vehicle};
+use crate::tools::leads::DealerContact;
 use crate::tools::leads::consent::{check_channels, check_grant};
 use crate::tools::leads::text::check_line;
 use crate::tools::leads::{ConsentGrant, WithheldContactPoint, check_contact};
@@ -97,6 +98,8 @@ pub struct BookResult {
     pub lead_id: Option<String>,
     /// The next step, in words an agent can relay; no customer data.
     pub message: String,
+    /// Who the customer will hear from about the appointment.
+    pub dealer: DealerContact,
     /// With `dry_run`: what would be booked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub booking: Option<BookingPreview>,

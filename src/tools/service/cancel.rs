@@ -14,8 +14,8 @@ use crate::contract::Owner;
 use crate::contract::error::{ErrorCode, ToolError};
 use crate::model::Domain;
 use crate::store::bookings;
-use crate::tools::to_result;
-use crate::tools::{Handled, ToolArgs, ToolContext};
+use crate::tools::leads::DealerContact;
+use crate::tools::{Handled, ToolArgs, ToolContext, to_result};
 
 /// `service.cancel_appointment` arguments.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -40,6 +40,8 @@ pub struct CancelResult {
     /// With `dry_run`, the status a real call would answer.
     pub status: CancelStatus,
     pub message: String,
+    /// Who the customer will hear from about the appointment.
+    pub dealer: DealerContact,
     /// True when nothing was cancelled because the call was a dry run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
@@ -89,6 +91,7 @@ pub async fn cancel_appointment(ctx: ToolContext<'_>, args: CancelArgs) -> Handl
         }
         return to_result(&CancelResult {
             message: "Dry run: you may cancel this appointment; nothing was cancelled.".into(),
+            dealer: DealerContact::of_department(dealership, "service"),
             appointment_id: args.appointment_id,
             status: CancelStatus::Cancelled,
             dry_run: true,
@@ -127,6 +130,7 @@ pub async fn cancel_appointment(ctx: ToolContext<'_>, args: CancelArgs) -> Handl
             "{} has cancelled the appointment; the slot is free again.",
             dealership.profile.name
         ),
+        dealer: DealerContact::of_department(dealership, "service"),
         appointment_id: args.appointment_id,
         status: CancelStatus::Cancelled,
         dry_run: false,

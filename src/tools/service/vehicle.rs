@@ -96,10 +96,10 @@ pub async fn resolve_vehicle(
             vehicle.model = vehicle.model.or_else(|| v.model.clone());
             Ok(vehicle)
         }
-        Lookup::Sold | Lookup::NotFound => Err(ToolError::invalid_arguments(vec![Problem {
-            pointer: "/vehicle_id".into(),
-            message: "this dealership lists no vehicle with this id".into(),
-        }])
+        Lookup::Sold | Lookup::NotFound => Err(ToolError::invalid_arguments(vec![Problem::new(
+            "/vehicle_id",
+            "this dealership lists no vehicle with this id",
+        )])
         .into()),
     }
 }
@@ -117,9 +117,11 @@ pub async fn check_codes(ctx: &ToolContext<'_>, codes: &[String]) -> Result<(), 
         .iter()
         .enumerate()
         .filter(|(_, c)| !known(c))
-        .map(|(i, _)| Problem {
-            pointer: format!("/service_codes/{i}"),
-            message: "is not on this dealership's service menu".into(),
+        .map(|(i, _)| {
+            Problem::new(
+                format!("/service_codes/{i}"),
+                "is not on this dealership's service menu",
+            )
         })
         .collect();
     if problems.is_empty() {
