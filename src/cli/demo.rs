@@ -199,7 +199,7 @@ mod with_mocks {
         );
         if !stdio {
             banner.push_str(&format!(
-                "\n  Try:  npx @modelcontextprotocol/inspector --cli http://{listen}/mcp --transport http \\\
+                "\n  Try (Node 22.19 or newer):  npx @modelcontextprotocol/inspector@2.12.0 --cli http://{listen}/mcp --transport http \\\
                  \n          --header \"Authorization: Bearer demo-token-group\" --method tools/list\n"
             ));
         }

@@ -2,10 +2,19 @@
 """Smoke test of dms-bridge with the official Python MCP SDK (pinned in requirements.txt).
 
 Usage:
-    python tests/python/smoke.py http://127.0.0.1:PORT/mcp [path/to/dms-bridge]
+    python tests/python/smoke.py http://127.0.0.1:PORT/mcp [path/to/dms-bridge] [path/to/smoke-calls.json]
 
 The URL is a running `dms-bridge demo`. The binary (default target/release/dms-bridge)
 is launched once more as `dms-bridge demo --stdio` for the stdio checks.
+Then every call of tests/smoke-calls.json (shared with tests/typescript/smoke.mjs) is
+made through one Streamable HTTP session with demo-token-group, after `tools/list`:
+`"expect": "ok"` needs a result without isError and with structuredContent; an error code
+needs isError, no structuredContent and one text block holding the JSON envelope
+`{"error": {code, message, retryable, ...}}` with that code. `save`, `assert` and
+`present` take JSON pointers into structuredContent (ok) or the envelope (errors).
+Placeholders in argument and assert strings: "{var}" as the whole string is the saved
+value itself (any JSON type), inside a longer string its text; {run_id} is unique per
+run and {today+N} / {today-N} the UTC date N days from now (YYYY-MM-DD).
 Prints one line per check and closes with `python-smoke: N passed, M failed`;
 exits non-zero when any check fails.
 """
@@ -14,9 +23,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
+import time
 import traceback
+from datetime import UTC, datetime, timedelta
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -71,6 +83,31 @@ async def http_session(url: str, token: str | None) -> AsyncIterator[ClientSessi
 def structured(result: Any) -> dict[str, Any]:
     check(result.structured_content is not None, "the result has no structuredContent")
     return result.structured_content
+
+
+def error_envelope(result: Any) -> dict[str, Any]:
+    """The error of an isError result: one text block whose text is `{"error": {...}}`."""
+    content = result.content
+    check(len(content) == 1 and getattr(content[0], "type", None) == "text",
+          f"expected one text block, got {[getattr(b, 'type', None) for b in content]}")
+    try:
+        envelope = json.loads(content[0].text)
+    except ValueError:
+        raise CheckFailed(f"the text block is not JSON: {content[0].text[:200]!r}") from None
+    error = envelope.get("error") if isinstance(envelope, dict) else None
+    check(isinstance(error, dict), f"the text block has no error object: {content[0].text[:200]!r}")
+    check(isinstance(error.get("code"), str), "error.code is not a string")
+    check(isinstance(error.get("message"), str), "error.message is not a string")
+    check(isinstance(error.get("retryable"), bool), "error.retryable is not a boolean")
+    return envelope
+
+
+def error_summary(result: Any) -> str:
+    try:
+        error = error_envelope(result)["error"]
+        return f"{error['code']}: {error['message']}"
+    except CheckFailed:
+        return str(result.content)[:300]
 
 
 async def search_used(session: ClientSession, cursor: str | None = None) -> dict[str, Any]:
@@ -137,9 +174,10 @@ async def http_get_bad_vin(url: str) -> None:
     async with http_session(url, GROUP_TOKEN) as session:
         result = await session.call_tool("inventory_get", {"dealership_id": "demo-feed", "vin": "NOT-A-VIN"})
         check(result.is_error is True, "inventory.get with a bad VIN did not set isError")
-        error = structured(result).get("error", {})
+        error = error_envelope(result)["error"]
         print(f"    error: {error.get('code')} (retryable={error.get('retryable')}): {error.get('message')}")
         check(error.get("code") == "request.invalid_arguments", f"error.code is {error.get('code')!r}")
+        check(result.structured_content is None, "the error result carries structuredContent")
 
 
 async def http_repair_order_with_progress(url: str) -> None:
@@ -222,12 +260,136 @@ async def stdio_session_checks(params: StdioServerParameters, errlog: Any) -> No
         check(len(items) == 5, f"stdio search returned {len(items)} items")
 
 
+# --- tests/smoke-calls.json -------------------------------------------------
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+(?:[+-]\d+)?)\}")
+_MISSING = object()
+
+
+def _lookup(name: str, saved: dict[str, Any]) -> Any:
+    today = re.fullmatch(r"today([+-]\d+)?", name)
+    if today:
+        return (datetime.now(UTC) + timedelta(days=int(today.group(1) or 0))).strftime("%Y-%m-%d")
+    if name in saved:
+        return saved[name]
+    raise CheckFailed(f"placeholder {{{name}}} has no value (an earlier call did not save it)")
+
+
+def fill(value: Any, saved: dict[str, Any]) -> Any:
+    """Placeholders: a whole-string "{var}" is the value itself, else its text inside the string."""
+    if isinstance(value, str):
+        whole = _PLACEHOLDER.fullmatch(value)
+        if whole:
+            return _lookup(whole.group(1), saved)
+
+        def text(m: re.Match[str]) -> str:
+            v = _lookup(m.group(1), saved)
+            return v if isinstance(v, str) else json.dumps(v)
+
+        return _PLACEHOLDER.sub(text, value)
+    if isinstance(value, list):
+        return [fill(v, saved) for v in value]
+    if isinstance(value, dict):
+        return {k: fill(v, saved) for k, v in value.items()}
+    return value
+
+
+def json_pointer(doc: Any, pointer: str) -> Any:
+    if pointer == "":
+        return doc
+    check(pointer.startswith("/"), f"bad JSON pointer {pointer!r}")
+    node = doc
+    for raw in pointer[1:].split("/"):
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return _MISSING
+    return node
+
+
+async def smoke_call(session: ClientSession, call: dict[str, Any], saved: dict[str, Any]) -> None:
+    arguments = fill(call.get("arguments", {}), saved)
+    check(isinstance(arguments, dict), f"arguments are not an object: {arguments!r}")
+    result = await session.call_tool(call["tool"], arguments)
+    expect = call["expect"]
+    structured_on_error = False
+    if expect == "ok":
+        check(not result.is_error, f"isError: {error_summary(result)}")
+        doc = structured(result)
+    else:
+        check(result.is_error is True, f"expected {expect}, got a result without isError")
+        doc = error_envelope(result)
+        error = doc["error"]
+        recovery = error.get("recovery") or {}
+        hint = f' hint="{recovery["hint"][:100]}"' if recovery.get("hint") else ""
+        next_call = recovery.get("next_tool_call")
+        nxt = f" next_tool_call={next_call.get('name')}" if isinstance(next_call, dict) else ""
+        problems = (error.get("details") or {}).get("problems")
+        pointers = f" problems={','.join(str(p.get('pointer')) for p in problems)}" if isinstance(problems, list) else ""
+        print(f"    {error['code']} retryable={error['retryable']}{pointers}{hint}{nxt}")
+        check(error["code"] == expect, f"error.code is {error['code']}, expected {expect}")
+        structured_on_error = result.structured_content is not None
+    # Saved first, so that a failed assertion does not fail the later calls too.
+    unsaved = []
+    for name, pointer in (call.get("save") or {}).items():
+        value = json_pointer(doc, pointer)
+        if value is _MISSING or value is None:
+            unsaved.append(f"{pointer} (to save as {{{name}}})")
+        else:
+            saved[name] = value
+    for pointer in call.get("present") or []:
+        check(json_pointer(doc, pointer) is not _MISSING, f"{pointer} is missing")
+    for pointer, want in (call.get("assert") or {}).items():
+        got = json_pointer(doc, pointer)
+        expected = fill(want, saved)
+        check(got is not _MISSING, f"{pointer} is missing (expected {expected!r})")
+        check(got == expected, f"{pointer} is {got!r}, expected {expected!r}")
+    check(not unsaved, f"missing: {', '.join(unsaved)}")
+    check(not structured_on_error, "the error result carries structuredContent (errors are the text block only)")
+
+
+async def run_call_list(url: str, calls_path: Path) -> tuple[int, int]:
+    """Every call of smoke-calls.json, one check each, through one session; (passed, failed)."""
+    calls = json.loads(calls_path.read_text())
+    print(f"- http: {len(calls)} calls from {calls_path.name}")
+    passed = failed = 0
+    saved: dict[str, Any] = {"run_id": f"{int(time.time() * 1000):x}-py"}
+    async with http_session(url, GROUP_TOKEN) as session:
+        # The SDK validates structuredContent against each tool's outputSchema, so list first.
+        await session.list_tools()
+        for call in calls:
+            name = f"calls: {call['name']} -> {call['expect']}"
+            try:
+                with anyio.fail_after(CHECK_TIMEOUT_S):
+                    await smoke_call(session, call, saved)
+            except Exception as e:  # noqa: BLE001 - report every failure and go on
+                failed += 1
+                print(f"  FAIL {name}: {type(e).__name__}: {e}")
+                if not isinstance(e, CheckFailed):
+                    traceback.print_exc(file=sys.stdout)
+            else:
+                passed += 1
+                print(f"  ok   {name}")
+    return passed, failed
+
+
+def single_cause(e: BaseException) -> BaseException:
+    """A failed check inside a session reaches main wrapped in task-group exception groups."""
+    while isinstance(e, BaseExceptionGroup) and len(e.exceptions) == 1:
+        e = e.exceptions[0]
+    return e
+
+
 async def main() -> int:
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
     url = sys.argv[1]
     binary = sys.argv[2] if len(sys.argv) > 2 else str(REPO / "target" / "release" / "dms-bridge")
+    calls_path = Path(sys.argv[3]) if len(sys.argv) > 3 else REPO / "tests" / "smoke-calls.json"
 
     checks: list[tuple[str, Callable[[], Awaitable[None]]]] = [
         ("http: initialize", lambda: http_initialize(url)),
@@ -248,12 +410,21 @@ async def main() -> int:
                 await run()
         except Exception as e:  # noqa: BLE001 - report every failure and go on
             failed += 1
+            e = single_cause(e)
             print(f"  FAIL {name}: {type(e).__name__}: {e}")
             if not isinstance(e, CheckFailed):
                 traceback.print_exc(file=sys.stdout)
         else:
             passed += 1
             print(f"  ok   {name}")
+    try:
+        call_passed, call_failed = await run_call_list(url, calls_path)
+    except Exception as e:  # noqa: BLE001 - the session itself failed
+        print(f"  FAIL http: the call list: {type(e).__name__}: {e}")
+        traceback.print_exc(file=sys.stdout)
+        call_passed, call_failed = 0, 1
+    passed += call_passed
+    failed += call_failed
     print(f"python-smoke: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
