@@ -5,6 +5,7 @@ mod era;
 mod forwarded;
 mod front;
 pub mod http;
+mod logging;
 mod oauth;
 mod progress;
 mod resources;
@@ -60,6 +61,8 @@ pub struct McpServer {
     /// The session's `resources/subscribe` set, where there is a session
     /// (stdio, stateful HTTP); `None` serves every request on its own.
     session: Option<Arc<subscriptions::SessionSubscriptions>>,
+    /// `logging/setLevel`'s level, for as long as this instance serves.
+    log_level: Arc<logging::SessionLevel>,
 }
 
 impl McpServer {
@@ -70,6 +73,7 @@ impl McpServer {
             gateway,
             fixed_principal,
             session,
+            log_level: Arc::default(),
         }
     }
 
@@ -99,6 +103,7 @@ impl McpServer {
                 client_ip: None,
                 trace: from_meta.unwrap_or_else(TraceContext::generate),
                 progress: progress::sink(ctx),
+                log: logging::sink(ctx, &self.log_level),
             });
         }
         let http = ctx
@@ -114,6 +119,7 @@ impl McpServer {
             client_ip: http.client_ip,
             trace,
             progress: progress::sink(ctx),
+            log: logging::sink(ctx, &self.log_level),
         })
     }
 }
@@ -178,10 +184,14 @@ pub fn advertised_scopes() -> Vec<&'static str> {
 static SERVER_INFO: std::sync::LazyLock<[ServerConfig; 2]> =
     std::sync::LazyLock::new(|| [server_info(false), server_info(true)]);
 
+// `enable_logging`: rmcp marks MCP logging deprecated (SEP-2577); both
+// revisions served still have it.
+#[allow(deprecated)]
 fn server_info(tasks: bool) -> ServerConfig {
     // Subscriptions work for 2026-07-28 clients on every transport
     // (`subscriptions/listen`); `initialize` withdraws them where there is no session.
     let builder = ServerCapabilities::builder()
+        .enable_logging()
         .enable_tools()
         .enable_resources()
         .enable_resources_subscribe()
@@ -310,6 +320,18 @@ impl ServerHandler for McpServer {
         Ok(result)
     }
 
+    /// Lasts as long as this instance: see `logging`.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.principal(&ctx)?;
+        self.log_level.set(request.level);
+        Ok(())
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
@@ -347,10 +369,9 @@ impl ServerHandler for McpServer {
                 Err(CallError::UnknownTool) => Err(unknown_tool(&request.name)),
             };
         }
-        // Only an answer that stays one JSON body can take the result's bytes as they are.
-        let splice = caller
-            .progress
-            .is_none()
+        // Only an answer that stays one JSON body can take the result's bytes as
+        // they are: no progress or log notification may turn it into a stream.
+        let splice = (caller.progress.is_none() && caller.log.is_none())
             .then(|| splice_slot(&ctx))
             .flatten();
         match self
