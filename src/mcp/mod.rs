@@ -1,6 +1,7 @@
 //! The MCP face of the gateway: an rmcp `ServerHandler` written by hand, because
 //! the tools a caller sees depend on its token, and two transports.
 
+mod completions;
 mod era;
 mod forwarded;
 mod front;
@@ -8,6 +9,7 @@ pub mod http;
 mod logging;
 mod oauth;
 mod progress;
+mod prompts;
 mod resources;
 pub mod serve;
 mod splice;
@@ -20,7 +22,8 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
-    ContentBlock, CreateTaskResult, GetTaskParams, GetTaskResult, Implementation, JsonObject,
+    CompleteRequestParams, CompleteResult, ContentBlock, CreateTaskResult, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
     ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
@@ -191,7 +194,9 @@ fn server_info(tasks: bool) -> ServerConfig {
     // Subscriptions work for 2026-07-28 clients on every transport
     // (`subscriptions/listen`); `initialize` withdraws them where there is no session.
     let builder = ServerCapabilities::builder()
+        .enable_completions()
         .enable_logging()
+        .enable_prompts()
         .enable_tools()
         .enable_resources()
         .enable_resources_subscribe()
@@ -318,6 +323,44 @@ impl ServerHandler for McpServer {
         result.ttl_ms = Some(CONFIG_BOUND_TTL_MS);
         result.cache_scope = Some(CacheScope::Public);
         Ok(result)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let principal = self.principal(&ctx)?;
+        let mut result =
+            ListPromptsResult::with_all_items(prompts::list(&self.gateway, &principal));
+        // Like tools/list: per token, changing only with the config.
+        result.ttl_ms = Some(CONFIG_BOUND_TTL_MS);
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let principal = self.principal(&ctx)?;
+        prompts::get(
+            &self.gateway,
+            &principal,
+            &request.name,
+            request.arguments.as_ref(),
+        )
+        .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let caller = self.caller(&ctx)?;
+        Ok(completions::complete(&self.gateway, &caller, &request).await)
     }
 
     /// Lasts as long as this instance: see `logging`.
