@@ -16,11 +16,12 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{Peer, RequestContext};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::telemetry::client_log::{Level, LogSink, Notice};
 
@@ -41,12 +42,28 @@ impl SessionLevel {
     }
 }
 
+/// How long an answer waits for its log messages to go out first.
+const FLUSH_WAIT: Duration = Duration::from_secs(2);
+
+enum Outgoing {
+    Message(LoggingMessageNotificationParam),
+    /// Answered once every message before it has been handed to the transport.
+    Flush(oneshot::Sender<()>),
+}
+
 /// Sends notices in order from a task of its own, so adapters never wait on
 /// the client's connection; the task ends with the call.
-#[derive(Debug)]
-struct Notifier {
-    messages: mpsc::UnboundedSender<LoggingMessageNotificationParam>,
+pub struct Notifier {
+    outgoing: mpsc::UnboundedSender<Outgoing>,
     threshold: u8,
+}
+
+impl std::fmt::Debug for Notifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Notifier")
+            .field("threshold", &self.threshold)
+            .finish_non_exhaustive()
+    }
 }
 
 impl LogSink for Notifier {
@@ -57,29 +74,47 @@ impl LogSink for Notifier {
         }
         let param = LoggingMessageNotificationParam::new(level, notice.data()).with_logger(LOGGER);
         // The receiver is gone only once the client went away; nothing to tell then.
-        let _ = self.messages.send(param);
+        let _ = self.outgoing.send(Outgoing::Message(param));
     }
 }
 
-/// The call's log sink, when the client asked for log messages.
-pub fn sink(ctx: &RequestContext<RoleServer>, session: &SessionLevel) -> Option<Arc<dyn LogSink>> {
+impl Notifier {
+    /// Waits (bounded) until the messages logged so far are on their way:
+    /// the answer must not overtake them, as the request's stream ends with it.
+    pub async fn flush(&self) {
+        let (done, sent) = oneshot::channel();
+        if self.outgoing.send(Outgoing::Flush(done)).is_ok() {
+            let _ = tokio::time::timeout(FLUSH_WAIT, sent).await;
+        }
+    }
+}
+
+/// The call's notifier, when the client asked for log messages.
+pub fn sink(ctx: &RequestContext<RoleServer>, session: &SessionLevel) -> Option<Arc<Notifier>> {
     let threshold = ctx.meta.log_level().map(rank).or_else(|| session.get())?;
     // Above every level the bridge sends: keep the answer a plain JSON body.
     if threshold > rank(level_of(Level::Warning)) {
         return None;
     }
-    let (messages, mut pending) = mpsc::unbounded_channel::<LoggingMessageNotificationParam>();
+    let (outgoing, mut pending) = mpsc::unbounded_channel::<Outgoing>();
     let peer: Peer<RoleServer> = ctx.peer.clone();
     tokio::spawn(async move {
-        while let Some(param) = pending.recv().await {
-            if let Err(e) = peer.notify_logging_message(param).await {
-                tracing::debug!(error = %e, "Could not send a log message.");
-                break;
+        while let Some(next) = pending.recv().await {
+            match next {
+                Outgoing::Message(param) => {
+                    if let Err(e) = peer.notify_logging_message(param).await {
+                        tracing::debug!(error = %e, "Could not send a log message.");
+                        break;
+                    }
+                }
+                Outgoing::Flush(done) => {
+                    let _ = done.send(());
+                }
             }
         }
     });
     Some(Arc::new(Notifier {
-        messages,
+        outgoing,
         threshold,
     }))
 }

@@ -106,7 +106,7 @@ impl McpServer {
                 client_ip: None,
                 trace: from_meta.unwrap_or_else(TraceContext::generate),
                 progress: progress::sink(ctx),
-                log: logging::sink(ctx, &self.log_level),
+                log: None,
             });
         }
         let http = ctx
@@ -122,9 +122,31 @@ impl McpServer {
             client_ip: http.client_ip,
             trace,
             progress: progress::sink(ctx),
-            log: logging::sink(ctx, &self.log_level),
+            log: None,
         })
     }
+
+    /// The caller, with log messages going to the client when it asked for
+    /// them; flush the notifier before answering (see `logging`).
+    fn logged_caller(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<(Caller, Option<Arc<logging::Notifier>>), McpError> {
+        let mut caller = self.caller(ctx)?;
+        let notifier = logging::sink(ctx, &self.log_level);
+        caller.log = notifier
+            .clone()
+            .map(|n| n as Arc<dyn crate::telemetry::client_log::LogSink>);
+        Ok((caller, notifier))
+    }
+}
+
+/// Lets the call's log messages go out before its answer.
+async fn flushed<T>(answer: T, notifier: Option<Arc<logging::Notifier>>) -> T {
+    if let Some(notifier) = notifier {
+        notifier.flush().await;
+    }
+    answer
 }
 
 /// What `initialize` advertises beyond tools: the toolset version, and the
@@ -380,10 +402,11 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let caller = self.caller(&ctx)?;
-        resources::read(&self.gateway, &caller, &request.uri)
+        let (caller, notifier) = self.logged_caller(&ctx)?;
+        let answer = resources::read(&self.gateway, &caller, &request.uri)
             .await
-            .map(Into::into)
+            .map(Into::into);
+        flushed(answer, notifier).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -395,36 +418,43 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let caller = self.caller(&ctx)?;
-        // Only a client that declared the Tasks extension on this request may get a task.
-        let takes_tasks = self.gateway.may_become_task(&caller, &request.name)
-            && ctx
-                .client_capabilities()
-                .is_some_and(|caps| caps.supports_tasks());
-        if takes_tasks {
-            return match self
+        let (caller, notifier) = self.logged_caller(&ctx)?;
+        // `return` in here answers the call; its log messages go out first.
+        let answer = async {
+            // Only a client that declared the Tasks extension on this request may get a task.
+            let takes_tasks = self.gateway.may_become_task(&caller, &request.name)
+                && ctx
+                    .client_capabilities()
+                    .is_some_and(|caps| caps.supports_tasks());
+            if takes_tasks {
+                return match self
+                    .gateway
+                    .call_or_defer(caller, &request.name, request.arguments)
+                    .await
+                {
+                    Ok(Answer::Now(outcome)) => Ok(result_of(outcome, None).into()),
+                    Ok(Answer::Task(view)) => {
+                        Ok(CreateTaskResult::new(tasks::task_of(&view)).into())
+                    }
+                    Err(CallError::UnknownTool) => Err(unknown_tool(&request.name)),
+                };
+            }
+            // Only an answer that stays one JSON body can take the result's bytes as
+            // they are: no progress or log notification may turn it into a stream.
+            let splice = (caller.progress.is_none() && caller.log.is_none())
+                .then(|| splice_slot(&ctx))
+                .flatten();
+            match self
                 .gateway
-                .call_or_defer(caller, &request.name, request.arguments)
+                .call_tool(&caller, &request.name, request.arguments)
                 .await
             {
-                Ok(Answer::Now(outcome)) => Ok(result_of(outcome, None).into()),
-                Ok(Answer::Task(view)) => Ok(CreateTaskResult::new(tasks::task_of(&view)).into()),
+                Ok(outcome) => Ok(result_of(outcome, splice).into()),
                 Err(CallError::UnknownTool) => Err(unknown_tool(&request.name)),
-            };
+            }
         }
-        // Only an answer that stays one JSON body can take the result's bytes as
-        // they are: no progress or log notification may turn it into a stream.
-        let splice = (caller.progress.is_none() && caller.log.is_none())
-            .then(|| splice_slot(&ctx))
-            .flatten();
-        match self
-            .gateway
-            .call_tool(&caller, &request.name, request.arguments)
-            .await
-        {
-            Ok(outcome) => Ok(result_of(outcome, splice).into()),
-            Err(CallError::UnknownTool) => Err(unknown_tool(&request.name)),
-        }
+        .await;
+        flushed(answer, notifier).await
     }
 
     async fn get_task(
