@@ -257,7 +257,9 @@ impl Gateway {
                 if let Some(info) = info.filter(|i| i.hit) {
                     client_log::tell(|| notices::cache_hit(info.age));
                 }
+                // Checked only for a caller that listens: inventory reads are the hot path.
                 if domain == Domain::Inventory
+                    && client_log::listening()
                     && let Some(at) = self.services().mirror.stale_since(&d.profile.id)
                 {
                     client_log::tell(|| notices::stale_copy(&d.profile.id, at));

@@ -84,6 +84,12 @@ pub fn tell(notice: impl FnOnce() -> Notice) {
     });
 }
 
+/// Whether the current call has a listener: lets a caller skip work (a
+/// lock, a lookup) that only a notice needs.
+pub fn listening() -> bool {
+    SINK.try_with(Option::is_some).unwrap_or(false)
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
@@ -104,9 +110,11 @@ mod tests {
     #[tokio::test]
     async fn notices_reach_the_scoped_sink_only() {
         tell(|| Notice::new(Level::Info, "a.b", "nobody listens"));
+        assert!(!listening());
         let recorder = Arc::new(Recorder::default());
         let sink: Arc<dyn LogSink> = recorder.clone();
         scope(Some(sink), async {
+            assert!(listening());
             tell(|| Notice::new(Level::Warning, "c.d", "heard").with("n", 1));
         })
         .await;
