@@ -324,6 +324,7 @@ async fn create(
         client_ip: None,
         trace: TraceContext::generate(),
         progress: None,
+        log: None,
     };
     let outcome = gateway
         .call_tool(&caller, "leads.create", Some(map))

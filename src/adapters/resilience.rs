@@ -17,7 +17,9 @@ use super::AdapterError;
 use crate::config::{BreakerConfig, ResilienceConfig, RetryConfig};
 use crate::quotas::window::{default_margin, governor_quota, spacing};
 use crate::quotas::{Admission, SharedQuotaStore, SharedVendorQuota};
+use crate::telemetry::client_log;
 use crate::telemetry::metrics::{Metrics, RateLimitLabels, UpstreamLabels, UpstreamName};
+use crate::telemetry::notices;
 
 const DEFAULT_MAX_QUEUE_WAIT: Duration = Duration::from_secs(2);
 
@@ -115,6 +117,9 @@ impl UpstreamPolicy {
             match delay {
                 Some(d) => {
                     tracing::debug!(upstream = %self.name, retry = retries + 1, delay_ms = d.as_millis() as u64, error = %error, "Retrying upstream request.");
+                    client_log::tell(|| {
+                        notices::upstream_retry(retries + 1, d, error.to_caller().code.as_str())
+                    });
                     tokio::time::sleep(d).await;
                     retries += 1;
                 }
@@ -180,6 +185,7 @@ impl UpstreamPolicy {
                 retry_after: wait.max(Duration::from_millis(1)),
             });
         }
+        client_log::tell(|| notices::quota_wait(wait));
         tokio::time::sleep(wait).await;
         Ok(())
     }

@@ -20,7 +20,9 @@ use crate::contract::error::rate_limited;
 use crate::contract::error::{ErrorCode, Problems, ToolError};
 use crate::model::Domain;
 use crate::store::{AuditRecord, argument_shape};
+use crate::telemetry::client_log::{self, LogSink};
 use crate::telemetry::metrics::{CacheLabels, RateLimitLabels};
+use crate::telemetry::notices;
 use crate::telemetry::trace::{CURRENT, TraceContext};
 use crate::tools::{AnyArgs, Check, Dealership, HandlerError, ToolContext, ToolId, unsupported};
 
@@ -40,6 +42,8 @@ pub struct Caller {
     pub trace: TraceContext,
     /// Where progress reports go, when the client asked for them.
     pub progress: Option<Arc<dyn crate::telemetry::progress::ProgressSink>>,
+    /// Where log messages go, when the client set a log level.
+    pub log: Option<Arc<dyn LogSink>>,
 }
 
 /// A finished call.
@@ -90,7 +94,10 @@ impl Gateway {
                 caller.trace.clone(),
                 crate::telemetry::progress::scope(
                     caller.progress.clone(),
-                    self.dispatch(tool, caller, args, timeout),
+                    client_log::scope(
+                        caller.log.clone(),
+                        self.dispatch(tool, caller, args, timeout),
+                    ),
                 )
                 .instrument(span.clone()),
             )
@@ -258,6 +265,16 @@ impl Gateway {
                         .inc();
                 }
                 facts.cache = info;
+                if let Some(info) = info.filter(|i| i.hit) {
+                    client_log::tell(|| notices::cache_hit(info.age));
+                }
+                // Checked only for a caller that listens: inventory reads are the hot path.
+                if domain == Domain::Inventory
+                    && client_log::listening()
+                    && let Some(at) = self.services().mirror.stale_since(&d.profile.id)
+                {
+                    client_log::tell(|| notices::stale_copy(&d.profile.id, at));
+                }
                 payload
             }
             _ => work.await?,

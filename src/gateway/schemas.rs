@@ -1,6 +1,7 @@
 //! Tool schemas: definitions for `tools/list`, compiled validators, and
 //! schema problems turned into JSON-pointer problems.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rmcp::model::Tool;
@@ -10,7 +11,7 @@ use super::Gateway;
 use crate::config::ToolNames;
 use crate::contract::Principal;
 use crate::contract::error::{Problems, ToolError};
-use crate::tools::ToolId;
+use crate::tools::{Dealership, ToolId};
 
 /// Compiled input-schema validators, one per tool.
 pub(super) struct Schemas {
@@ -66,24 +67,53 @@ impl Gateway {
         ToolId::from_name(name).and_then(|t| self.inner.schemas.definitions.get(&t).cloned())
     }
 
+    /// The name `tools/list` shows for `tool` (host-safe or canonical, as configured).
+    pub fn listed_name(&self, tool: ToolId) -> Cow<'static, str> {
+        self.inner
+            .schemas
+            .definitions
+            .get(&tool)
+            .map_or(Cow::Borrowed(tool.name()), |t| t.name.clone())
+    }
+
+    /// Whether `tools/list` shows the principal every one of `tools` (what
+    /// a prompt relying on them needs).
+    pub fn sees_all(&self, principal: &Principal, tools: &[ToolId]) -> bool {
+        tools.iter().all(|t| self.is_visible(*t, principal))
+    }
+
+    /// The dealerships at which the principal may call every one of
+    /// `tools`, in config order: the same checks a call's admission makes.
+    pub fn dealerships_for(&self, principal: &Principal, tools: &[ToolId]) -> Vec<&Dealership> {
+        self.dealerships()
+            .filter(|d| tools.iter().all(|t| self.usable_at(*t, principal, d)))
+            .collect()
+    }
+
     fn is_visible(&self, tool: ToolId, principal: &Principal) -> bool {
+        self.dealerships()
+            .any(|d| self.usable_at(tool, principal, d))
+    }
+
+    /// Whether the principal may call `tool` at `d`: its scopes cover the
+    /// tool, it may use the dealership (anonymously only where the
+    /// dealership opens its inventory), and the dealership routes the tool's
+    /// domain (or, for tools answered from config, the tool has a use there).
+    fn usable_at(&self, tool: ToolId, principal: &Principal, d: &Dealership) -> bool {
         if tool.scope().is_some_and(|s| !principal.has_scope(s))
             || (tool.spec().signed_in && principal.anonymous)
+            || !principal.may_use(&d.profile.id)
         {
             return false;
         }
-        let mut usable = self
-            .dealerships()
-            .filter(|d| principal.may_use(&d.profile.id));
         match tool.domain() {
-            None => usable.any(|d| {
-                tool.spec()
-                    .useful_at
-                    .is_none_or(|useful| useful(principal, d))
-            }),
-            Some(domain) => usable
-                .filter(|d| !principal.anonymous || d.anonymous_inventory)
-                .any(|d| d.routes.contains_key(&domain)),
+            None => tool
+                .spec()
+                .useful_at
+                .is_none_or(|useful| useful(principal, d)),
+            Some(domain) => {
+                (!principal.anonymous || d.anonymous_inventory) && d.routes.contains_key(&domain)
+            }
         }
     }
 

@@ -27,6 +27,7 @@ use crate::config::{TasksConfig, ToolClass};
 use crate::contract::{Principal, ToolError};
 use crate::store::tasks::{self as stored, TaskOutcome, TaskRecord, TaskState};
 use crate::store::{Store, StoreError};
+use crate::telemetry::client_log::{LogSink, Notice};
 use crate::telemetry::progress::ProgressSink;
 use crate::tools::ToolId;
 
@@ -164,6 +165,12 @@ impl Gateway {
             .map(str::to_owned);
         let progress = Arc::new(TaskProgress::new(caller.progress.take()));
         caller.progress = Some(progress.clone());
+        caller.log = caller.log.take().map(|inline| {
+            Arc::new(TaskLog {
+                inline,
+                progress: progress.clone(),
+            }) as Arc<dyn LogSink>
+        });
         // Aborted if the request goes away before the call answers or is handed to a task.
         let mut call =
             AbortOnDropHandle::new(self.spawn_call(caller.clone(), name, arguments, slot));
@@ -419,6 +426,26 @@ impl TaskProgress {
                 }
             }
         });
+    }
+}
+
+/// Log messages of a call that may become a task: they go to the client
+/// while it waits inline; a task has no notifications, so after that they stop.
+#[derive(Debug)]
+struct TaskLog {
+    inline: Arc<dyn LogSink>,
+    progress: Arc<TaskProgress>,
+}
+
+impl LogSink for TaskLog {
+    fn log(&self, notice: Notice) {
+        if !self
+            .progress
+            .deferred
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            self.inline.log(notice);
+        }
     }
 }
 

@@ -1,12 +1,15 @@
 //! The MCP face of the gateway: an rmcp `ServerHandler` written by hand, because
 //! the tools a caller sees depend on its token, and two transports.
 
+mod completions;
 mod era;
 mod forwarded;
 mod front;
 pub mod http;
+mod logging;
 mod oauth;
 mod progress;
+mod prompts;
 mod resources;
 pub mod serve;
 mod splice;
@@ -19,7 +22,8 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
-    ContentBlock, CreateTaskResult, GetTaskParams, GetTaskResult, Implementation, JsonObject,
+    CompleteRequestParams, CompleteResult, ContentBlock, CreateTaskResult, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, JsonObject, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
     ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
@@ -60,6 +64,8 @@ pub struct McpServer {
     /// The session's `resources/subscribe` set, where there is a session
     /// (stdio, stateful HTTP); `None` serves every request on its own.
     session: Option<Arc<subscriptions::SessionSubscriptions>>,
+    /// `logging/setLevel`'s level, for as long as this instance serves.
+    log_level: Arc<logging::SessionLevel>,
 }
 
 impl McpServer {
@@ -70,6 +76,7 @@ impl McpServer {
             gateway,
             fixed_principal,
             session,
+            log_level: Arc::default(),
         }
     }
 
@@ -99,6 +106,7 @@ impl McpServer {
                 client_ip: None,
                 trace: from_meta.unwrap_or_else(TraceContext::generate),
                 progress: progress::sink(ctx),
+                log: None,
             });
         }
         let http = ctx
@@ -114,8 +122,31 @@ impl McpServer {
             client_ip: http.client_ip,
             trace,
             progress: progress::sink(ctx),
+            log: None,
         })
     }
+
+    /// The caller, with log messages going to the client when it asked for
+    /// them; flush the notifier before answering (see `logging`).
+    fn logged_caller(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<(Caller, Option<Arc<logging::Notifier>>), McpError> {
+        let mut caller = self.caller(ctx)?;
+        let notifier = logging::sink(ctx, &self.log_level);
+        caller.log = notifier
+            .clone()
+            .map(|n| n as Arc<dyn crate::telemetry::client_log::LogSink>);
+        Ok((caller, notifier))
+    }
+}
+
+/// Lets the call's log messages go out before its answer.
+async fn flushed<T>(answer: T, notifier: Option<Arc<logging::Notifier>>) -> T {
+    if let Some(notifier) = notifier {
+        notifier.flush().await;
+    }
+    answer
 }
 
 /// What `initialize` advertises beyond tools: the toolset version, and the
@@ -178,10 +209,16 @@ pub fn advertised_scopes() -> Vec<&'static str> {
 static SERVER_INFO: std::sync::LazyLock<[ServerConfig; 2]> =
     std::sync::LazyLock::new(|| [server_info(false), server_info(true)]);
 
+// `enable_logging`: rmcp marks MCP logging deprecated (SEP-2577); both
+// revisions served still have it.
+#[allow(deprecated)]
 fn server_info(tasks: bool) -> ServerConfig {
     // Subscriptions work for 2026-07-28 clients on every transport
     // (`subscriptions/listen`); `initialize` withdraws them where there is no session.
     let builder = ServerCapabilities::builder()
+        .enable_completions()
+        .enable_logging()
+        .enable_prompts()
         .enable_tools()
         .enable_resources()
         .enable_resources_subscribe()
@@ -310,15 +347,66 @@ impl ServerHandler for McpServer {
         Ok(result)
     }
 
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let principal = self.principal(&ctx)?;
+        let mut result =
+            ListPromptsResult::with_all_items(prompts::list(&self.gateway, &principal));
+        // Like tools/list: per token, changing only with the config.
+        result.ttl_ms = Some(CONFIG_BOUND_TTL_MS);
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let principal = self.principal(&ctx)?;
+        prompts::get(
+            &self.gateway,
+            &principal,
+            &request.name,
+            request.arguments.as_ref(),
+        )
+        .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let caller = self.caller(&ctx)?;
+        Ok(completions::complete(&self.gateway, &caller, &request).await)
+    }
+
+    /// Lasts as long as this instance: see `logging`.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.principal(&ctx)?;
+        self.log_level.set(request.level);
+        Ok(())
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let caller = self.caller(&ctx)?;
-        resources::read(&self.gateway, &caller, &request.uri)
+        let (caller, notifier) = self.logged_caller(&ctx)?;
+        let answer = resources::read(&self.gateway, &caller, &request.uri)
             .await
-            .map(Into::into)
+            .map(Into::into);
+        flushed(answer, notifier).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -330,37 +418,43 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let caller = self.caller(&ctx)?;
-        // Only a client that declared the Tasks extension on this request may get a task.
-        let takes_tasks = self.gateway.may_become_task(&caller, &request.name)
-            && ctx
-                .client_capabilities()
-                .is_some_and(|caps| caps.supports_tasks());
-        if takes_tasks {
-            return match self
+        let (caller, notifier) = self.logged_caller(&ctx)?;
+        // `return` in here answers the call; its log messages go out first.
+        let answer = async {
+            // Only a client that declared the Tasks extension on this request may get a task.
+            let takes_tasks = self.gateway.may_become_task(&caller, &request.name)
+                && ctx
+                    .client_capabilities()
+                    .is_some_and(|caps| caps.supports_tasks());
+            if takes_tasks {
+                return match self
+                    .gateway
+                    .call_or_defer(caller, &request.name, request.arguments)
+                    .await
+                {
+                    Ok(Answer::Now(outcome)) => Ok(result_of(outcome, None).into()),
+                    Ok(Answer::Task(view)) => {
+                        Ok(CreateTaskResult::new(tasks::task_of(&view)).into())
+                    }
+                    Err(CallError::UnknownTool) => Err(unknown_tool(&request.name)),
+                };
+            }
+            // Only an answer that stays one JSON body can take the result's bytes as
+            // they are: no progress or log notification may turn it into a stream.
+            let splice = (caller.progress.is_none() && caller.log.is_none())
+                .then(|| splice_slot(&ctx))
+                .flatten();
+            match self
                 .gateway
-                .call_or_defer(caller, &request.name, request.arguments)
+                .call_tool(&caller, &request.name, request.arguments)
                 .await
             {
-                Ok(Answer::Now(outcome)) => Ok(result_of(outcome, None).into()),
-                Ok(Answer::Task(view)) => Ok(CreateTaskResult::new(tasks::task_of(&view)).into()),
+                Ok(outcome) => Ok(result_of(outcome, splice).into()),
                 Err(CallError::UnknownTool) => Err(unknown_tool(&request.name)),
-            };
+            }
         }
-        // Only an answer that stays one JSON body can take the result's bytes as they are.
-        let splice = caller
-            .progress
-            .is_none()
-            .then(|| splice_slot(&ctx))
-            .flatten();
-        match self
-            .gateway
-            .call_tool(&caller, &request.name, request.arguments)
-            .await
-        {
-            Ok(outcome) => Ok(result_of(outcome, splice).into()),
-            Err(CallError::UnknownTool) => Err(unknown_tool(&request.name)),
-        }
+        .await;
+        flushed(answer, notifier).await
     }
 
     async fn get_task(

@@ -143,6 +143,24 @@ fn read_error(error: &ToolError) -> McpError {
     }
 }
 
+/// The tool one of [`templates`]'s resources is read through, by the
+/// template's URI (`None` for a URI that is not one of them).
+pub fn template_tool(uri_template: &str) -> Option<&'static str> {
+    templates()
+        .iter()
+        .find(|t| t.uri_template == uri_template)?;
+    // Every variable as a sample value: the path's shape names the tool.
+    let sample: String = uri_template
+        .split('{')
+        .enumerate()
+        .map(|(i, part)| match (i, part.split_once('}')) {
+            (0, _) | (_, None) => part.to_owned(),
+            (_, Some((_, after))) => format!("x{after}"),
+        })
+        .collect();
+    parse(&sample).map(|(tool, _)| tool)
+}
+
 fn parse(uri: &str) -> Option<(&'static str, Value)> {
     let rest = uri.strip_prefix(SCHEME)?;
     let parts: Vec<&str> = rest.split('/').collect();
@@ -181,6 +199,29 @@ fn parse(uri: &str) -> Option<(&'static str, Value)> {
 mod tests {
     use super::*;
     use crate::contract::error::rate_limited;
+
+    #[test]
+    fn every_template_names_the_tool_it_is_read_through() {
+        let tools: Vec<_> = templates()
+            .iter()
+            .map(|t| template_tool(&t.uri_template))
+            .collect();
+        assert_eq!(
+            tools,
+            [
+                Some("dealership.get"),
+                Some("inventory.get"),
+                Some("leads.get"),
+                Some("service.get_appointment"),
+                Some("events.list"),
+                Some("service.get_repair_order"),
+            ]
+        );
+        assert_eq!(
+            template_tool("dms://dealerships/{dealership_id}/nope"),
+            None
+        );
+    }
 
     #[test]
     fn read_errors_keep_their_meaning() {

@@ -219,6 +219,13 @@ impl Mirror {
         Some(format!("{generation}:{}", u8::from(stale)))
     }
 
+    /// When `dealership`'s copy was last read, if that is longer ago than
+    /// `stale_after` (so answers from it carry the stale notice).
+    pub fn stale_since(&self, dealership: &str) -> Option<DateTime<Utc>> {
+        let d = self.inner.dealerships.get(dealership)?;
+        d.read().last_success_at.filter(|at| self.is_stale(*at))
+    }
+
     fn is_stale(&self, last_success_at: DateTime<Utc>) -> bool {
         Utc::now()
             .signed_duration_since(last_success_at)

@@ -33,6 +33,7 @@ pub async fn request_as_lead(
         )
         .with_hint("Give the customer the dealership's service phone number from dealership_get.").into());
     }
+    crate::telemetry::client_log::tell(crate::telemetry::notices::booking_handed_over);
     let lead = lead_args(args, vehicle, codes);
     let created = crate::tools::leads::create(ctx, lead).await?;
     let created: CreateResult = serde_json::from_str(created.text()).map_err(|e| {
