@@ -338,3 +338,53 @@ async fn three_replicas_post_each_event_to_a_webhook_once() {
     let repeats = deliveries.iter().filter(|d| d.repeat).count();
     assert_eq!(repeats, 0, "an event was posted more than once");
 }
+
+#[tokio::test]
+#[allow(deprecated)] // resources/subscribe: what clients of the initialize era send
+async fn a_subscription_made_through_one_replica_is_told_on_anothers_stream() {
+    const EVENTS: &str = "dms://dealerships/acme/events";
+    let store = postgres::fresh_database().await;
+    let intake = accepting_intake().await;
+    let toml = leads(&format!("{}/adf/acme", intake.uri())).render();
+    let dir = tempfile::tempdir().unwrap();
+    let (holding, mut holding_process) = replica(dir.path(), "holding", &toml, &store).await;
+    let (writing, _writing_process) = replica(dir.path(), "writing", &toml, &store).await;
+
+    // A client of the initialize era without a session: its GET went to one
+    // replica, its subscribe and its lead to the other.
+    let mut stream =
+        common::updates_stream(&format!("http://{holding}/mcp"), Some("agent-token")).await;
+    let client = connect(&format!("http://{writing}/mcp"), Some("agent-token")).await;
+    client
+        .peer()
+        .subscribe(rmcp::model::SubscribeRequestParams::new(EVENTS))
+        .await
+        .unwrap();
+    ok(&call(&client, "leads.create", lead("acme", 1)).await);
+    assert_eq!(common::next_stream_update(&mut stream).await, EVENTS);
+
+    // Open streams, a GET and a 2026-07-28 listen, do not hold the replica's
+    // shutdown open.
+    let modern = common::modern_client(
+        &format!("http://{holding}/mcp"),
+        "agent-token",
+        rmcp::model::ClientCapabilities::default(),
+    )
+    .await;
+    let filter = rmcp::model::SubscriptionFilter::builder()
+        .resource_subscription(EVENTS)
+        .build();
+    let _listening = modern.peer().listen(filter).await.unwrap();
+    let pid = holding_process.id().unwrap().to_string();
+    let signalled = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(signalled.success());
+    let exit = tokio::time::timeout(Duration::from_secs(30), holding_process.wait())
+        .await
+        .expect("the replica did not exit within 30 s of SIGTERM")
+        .unwrap();
+    assert_eq!(exit.code(), Some(0), "exit status {exit}");
+}

@@ -149,22 +149,42 @@ async fn a_stateful_session_subscribes_and_is_notified() {
 }
 
 #[tokio::test]
-async fn without_sessions_an_initialize_client_is_not_offered_subscribe() {
+async fn without_sessions_a_subscription_is_told_on_the_callers_get_stream() {
     let (_intake, bridge) = bridge("").await;
-    let client = connect(&bridge.url, Some("agent-token")).await;
-    let info = client.peer().peer_info().unwrap();
+    let agent = connect(&bridge.url, Some("agent-token")).await;
+    let info = agent.peer().peer_info().unwrap();
     let resources = info.capabilities.resources.as_ref().unwrap();
-    assert_ne!(resources.subscribe, Some(true));
-    let refused = client
-        .peer()
-        .subscribe(SubscribeRequestParams::new(EVENTS))
-        .await;
-    assert!(refused.is_err());
+    assert_eq!(resources.subscribe, Some(true), "offered without a session");
     let levels = &info.capabilities.experimental.as_ref().unwrap()["automotive_mcp"]["domains"];
     assert_eq!(levels["inventory"]["level"], 3);
     assert_eq!(levels["leads"]["level"], 3);
     assert_eq!(levels["service"]["level"], 2);
-    assert!(levels.get("events").is_none());
+
+    // The stream is opened before subscribing, as VS Code and the TypeScript SDK do.
+    let mut stream = common::updates_stream(&bridge.url, Some("agent-token")).await;
+    agent
+        .peer()
+        .subscribe(SubscribeRequestParams::new(EVENTS))
+        .await
+        .unwrap();
+    let elsewhere = agent
+        .peer()
+        .subscribe(SubscribeRequestParams::new(
+            "dms://dealerships/other/events",
+        ))
+        .await;
+    assert!(elsewhere.is_err(), "a dealership the token may not use");
+    ok(&call(&agent, "leads.create", lead("acme", 2)).await);
+    assert_eq!(common::next_stream_update(&mut stream).await, EVENTS);
+
+    // The subscription is the principal's: a stream opened later (another
+    // connection, another replica) is told too, from the subscription on.
+    let mut later = common::updates_stream(&bridge.url, Some("agent-token")).await;
+    ok(&call(&agent, "leads.create", lead("acme", 3)).await);
+    assert_eq!(common::next_stream_update(&mut later).await, EVENTS);
+
+    let anonymous = common::open_updates_stream(&bridge.url, None).await;
+    assert_eq!(anonymous.status(), 401);
 }
 
 /// `subscriptions/listen` keeps the rules of `events.list` (an outside audit:

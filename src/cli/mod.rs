@@ -226,6 +226,7 @@ pub async fn serve(
             "Serving MCP over Streamable HTTP."
         ),
     }
+    let streams_end = settings.streams_end.clone();
     mcp::serve::serve(
         listener,
         app,
@@ -233,6 +234,7 @@ pub async fn serve(
         async move {
             shutdown_signal().await;
             tracing::info!("Shutting down: finishing calls in flight.");
+            streams_end.cancel();
         },
     )
     .await;

@@ -53,6 +53,9 @@ pub struct HttpSettings {
     pub forwarded_header: ForwardedHeader,
     /// Sessions for clients of the `initialize` era.
     pub sessions: Sessions,
+    /// Fired when the server starts shutting down: it ends the long-lived
+    /// `GET` update streams, which would otherwise hold the drain open.
+    pub streams_end: CancellationToken,
 }
 
 impl HttpSettings {
@@ -69,6 +72,7 @@ impl HttpSettings {
                 SessionMode::Stateless => Sessions::Stateless,
                 SessionMode::Stateful => Sessions::Legacy,
             },
+            streams_end: CancellationToken::new(),
         }
     }
 }
@@ -97,6 +101,10 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         )),
     };
     let scope_gateway = gateway.clone();
+    let updates = UpdatesState {
+        gateway: gateway.clone(),
+        end: settings.streams_end.clone(),
+    };
     let inbound = inbound::routes(gateway.clone(), settings.body_read_timeout);
     let [metadata_root, metadata_for_path] = super::oauth::metadata_paths(&settings.path);
     let others = Router::new()
@@ -108,9 +116,19 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
         .with_state(gateway)
         .merge(inbound);
     let sessions = settings.sessions;
+    let streams_end = settings.streams_end.clone();
     McpEndpoint::new(settings, mcp_cancel)
         .sessions(sessions)
-        .caller_layers(move |mcp| mcp.layer(middleware::from_fn_with_state(auth, authenticate)))
+        .caller_layers(move |mcp| {
+            // Without sessions, a `GET` is the caller's stream of resource updates.
+            let mcp = match sessions {
+                Sessions::Stateless => {
+                    mcp.layer(middleware::from_fn_with_state(updates, updates_stream))
+                }
+                Sessions::Legacy => mcp,
+            };
+            mcp.layer(middleware::from_fn_with_state(auth, authenticate))
+        })
         .message_layers(move |mcp| {
             mcp.layer(middleware::from_fn(super::splice::splice_answers))
                 .layer(middleware::from_fn_with_state(
@@ -126,6 +144,7 @@ pub fn router(gateway: Gateway, settings: &HttpSettings, mcp_cancel: Cancellatio
             move || {
                 McpServer::new(service_gateway.clone(), None)
                     .with_sessions(sessions == Sessions::Legacy)
+                    .with_streams_end(streams_end.clone())
             },
             others,
         )
@@ -142,9 +161,10 @@ pub fn served_protocol_versions() -> Cow<'static, [ProtocolVersion]> {
 /// era) get a session. 2026-07-28 requests are always served statelessly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Sessions {
-    /// Every request stands alone: no `Mcp-Session-Id`, `GET` and `DELETE`
-    /// answer 405, a result that needs no stream is one JSON body. The bridge
-    /// serves this way, so any instance can answer any request.
+    /// Every request stands alone: no `Mcp-Session-Id`, `DELETE` answers
+    /// 405, a result that needs no stream is one JSON body. The bridge serves
+    /// this way, so any instance can answer any request; its router makes a
+    /// `GET` the caller's stream of resource updates (rmcp alone answers 405).
     #[default]
     Stateless,
     /// An `initialize` opens a session (`Mcp-Session-Id`, held in memory),
@@ -416,6 +436,62 @@ async fn screen_listen(State(gateway): State<Gateway>, request: Request, next: N
                 .await
         }
     }
+}
+
+#[derive(Clone)]
+struct UpdatesState {
+    gateway: Gateway,
+    end: CancellationToken,
+}
+
+/// How often an idle update stream sends a comment, so proxies keep it open.
+const UPDATES_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// A `GET` without a session from a client of the `initialize` era: its
+/// stream of `notifications/resources/updated` for what its principal
+/// subscribed to with `resources/subscribe` (through any replica). A
+/// 2026-07-28 client uses `subscriptions/listen`; its `GET` goes on to rmcp
+/// (405), as does anything that is not a `GET` asking for an event stream.
+async fn updates_stream(
+    State(state): State<UpdatesState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let headers = request.headers();
+    let asks = request.method() == axum::http::Method::GET
+        && headers.get("mcp-session-id").is_none()
+        && headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/event-stream"))
+        && headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|v| v < "2026-07-28");
+    let caller = request.extensions().get::<HttpCaller>().cloned();
+    let Some(caller) = caller.filter(|_| asks) else {
+        return next.run(request).await;
+    };
+    if caller.principal.anonymous {
+        return unauthorized(&state.gateway, false);
+    }
+    let (sender, updates) = futures::channel::mpsc::channel::<String>(16);
+    let watcher = super::subscriptions::tell_principal(state.gateway, caller.principal, sender);
+    let end = state.end.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = watcher => {}
+            () = end.cancelled() => {}
+        }
+    });
+    let end = state.end;
+    let events = futures::StreamExt::map(updates, |text| {
+        Ok::<_, std::convert::Infallible>(axum::response::sse::Event::default().data(text))
+    });
+    let events = futures::StreamExt::take_until(events, async move { end.cancelled().await });
+    axum::response::sse::Sse::new(events)
+        .keep_alive(axum::response::sse::KeepAlive::new().interval(UPDATES_KEEP_ALIVE))
+        .into_response()
 }
 
 fn unauthorized(gateway: &Gateway, token_presented: bool) -> Response {

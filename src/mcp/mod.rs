@@ -39,6 +39,7 @@ use serde_json::{Value, json};
 use crate::contract::{Principal, Scope};
 use crate::gateway::cache::CacheInfo;
 use crate::gateway::{Answer, CallError, CallOutcome, Caller, Gateway};
+use crate::store::subscriptions as store_subscriptions;
 use crate::telemetry::trace::TraceContext;
 use crate::tools::{TOOLSET_VERSION, ToolId};
 use splice::SpliceSlot;
@@ -66,6 +67,8 @@ pub struct McpServer {
     session: Option<Arc<subscriptions::SessionSubscriptions>>,
     /// `logging/setLevel`'s level, for as long as this instance serves.
     log_level: Arc<logging::SessionLevel>,
+    /// Fired at shutdown: long-lived listen streams end.
+    streams_end: tokio_util::sync::CancellationToken,
 }
 
 impl McpServer {
@@ -77,6 +80,7 @@ impl McpServer {
             fixed_principal,
             session,
             log_level: Arc::default(),
+            streams_end: tokio_util::sync::CancellationToken::new(),
         }
     }
 
@@ -85,6 +89,13 @@ impl McpServer {
         if sessions {
             self.session.get_or_insert_with(Default::default);
         }
+        self
+    }
+
+    /// Ends `subscriptions/listen` streams when `end` fires (shutdown), which
+    /// would otherwise hold the server's drain open.
+    pub fn with_streams_end(mut self, end: tokio_util::sync::CancellationToken) -> Self {
+        self.streams_end = end;
         self
     }
 
@@ -246,14 +257,9 @@ impl ServerHandler for McpServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         ctx.peer.set_peer_info(request.clone());
-        let mut result = self.negotiate_initialize(&request)?;
-        // `resources/subscribe` needs a session to notify; without one it is not offered.
-        if self.session.is_none()
-            && let Some(resources) = result.capabilities.resources.as_mut()
-        {
-            resources.subscribe = None;
-        }
-        Ok(result)
+        // `resources/subscribe` is offered on every transport: without a
+        // session, updates go to the principal's `GET` stream.
+        self.negotiate_initialize(&request)
     }
 
     fn accepted_subscription_filter(
@@ -265,7 +271,10 @@ impl ServerHandler for McpServer {
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
         let principal = self.principal(subscription.request_context())?;
-        subscriptions::listen(&self.gateway, principal, subscription).await
+        tokio::select! {
+            ended = subscriptions::listen(&self.gateway, principal, subscription) => ended,
+            () = self.streams_end.cancelled() => Ok(()),
+        }
     }
 
     #[allow(deprecated)]
@@ -274,18 +283,13 @@ impl ServerHandler for McpServer {
         request: SubscribeRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let Some(session) = &self.session else {
-            return Err(McpError::method_not_found::<
-                rmcp::model::SubscribeRequestMethod,
-            >());
-        };
         if !subscriptions::subscribable(&request.uri) {
-            return Err(McpError::invalid_params(
-                "Only a dealership's events (dms://dealerships/{id}/events) and its vehicles, leads, appointments and repair orders can be subscribed to.",
-                None,
-            ));
+            return Err(not_subscribable());
         }
         let principal = self.principal(&ctx)?;
+        let Some(session) = &self.session else {
+            return self.subscribe_statelessly(&principal, &request.uri).await;
+        };
         session.subscribe(request.uri, &self.gateway, principal, ctx.peer.clone());
         Ok(())
     }
@@ -294,10 +298,16 @@ impl ServerHandler for McpServer {
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        if let Some(session) = &self.session {
-            session.unsubscribe(&request.uri);
+        match &self.session {
+            Some(session) => session.unsubscribe(&request.uri),
+            None => {
+                let principal = self.principal(&ctx)?;
+                store_subscriptions::remove(self.gateway.store(), &principal.name, &request.uri)
+                    .await
+                    .map_err(|e| stored_subscriptions_failed(&e))?;
+            }
         }
         Ok(())
     }
@@ -498,6 +508,49 @@ impl ServerHandler for McpServer {
             .await
             .map_err(tasks::task_error)
     }
+}
+
+impl McpServer {
+    /// `resources/subscribe` over stateless HTTP: kept in the store for the
+    /// principal, told on its `GET` stream (on whichever replica holds it).
+    async fn subscribe_statelessly(
+        &self,
+        principal: &Principal,
+        uri: &str,
+    ) -> Result<(), McpError> {
+        if principal.anonymous {
+            return Err(McpError::invalid_request(
+                "Subscribing needs an access token (Authorization: Bearer).",
+                None,
+            ));
+        }
+        let subscription = subscriptions::stored_subscription(&self.gateway, principal, uri)
+            .await
+            .ok_or_else(not_subscribable)?;
+        store_subscriptions::add(
+            self.gateway.store(),
+            &principal.name,
+            &subscription,
+            chrono::Utc::now(),
+        )
+        .await
+        .map_err(|e| stored_subscriptions_failed(&e))
+    }
+}
+
+fn not_subscribable() -> McpError {
+    McpError::invalid_params(
+        "Only a dealership's events (dms://dealerships/{id}/events) and its vehicles, leads, appointments and repair orders can be subscribed to, at a dealership your token may use.",
+        None,
+    )
+}
+
+fn stored_subscriptions_failed(e: &crate::store::StoreError) -> McpError {
+    tracing::error!(error = %e, "Could not keep a resource subscription.");
+    McpError::internal_error(
+        "The bridge hit an unexpected error. It has been logged; try again later.",
+        None,
+    )
 }
 
 fn unknown_tool(name: &str) -> McpError {

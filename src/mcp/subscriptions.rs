@@ -4,8 +4,10 @@
 //! `…/repair-orders/{n}`) gets `notifications/resources/updated` for it when
 //! an event it may see is recorded. 2026-07-28 clients subscribe with
 //! `subscriptions/listen` (any transport); clients of the `initialize` era
-//! with `resources/subscribe`, which needs a session (stdio, or
-//! `[server] sessions = "stateful"`).
+//! with `resources/subscribe`: held by the session on stdio and with
+//! `[server] sessions = "stateful"`; over stateless HTTP kept in the store
+//! for the principal and told on its `GET` stream, which any replica may
+//! hold ([`tell_principal`]).
 //!
 //! Watching starts at the log's head when the subscription is made: a
 //! notification says "read it again", and the event log with its cursor
@@ -26,6 +28,7 @@ use super::resources::SCHEME;
 use crate::contract::Principal;
 use crate::gateway::Gateway;
 use crate::store::events;
+use crate::store::subscriptions as store_subscriptions;
 use crate::tools::events::visible_to;
 
 /// Longest wait between looks at the log (new events wake watchers at once).
@@ -143,6 +146,13 @@ impl Watch {
         }
     }
 
+    /// Starts watching `dealership` after `sequence`, unless already watched.
+    fn start_after(&mut self, dealership: &str, sequence: u64) {
+        self.positions
+            .entry(dealership.to_owned())
+            .or_insert(sequence);
+    }
+
     /// The subscribed URIs that new events concern, each once, in first-event order.
     async fn changed(&mut self, gateway: &Gateway, uris: &BTreeSet<String>) -> Vec<String> {
         let targets: Vec<(String, Target)> = uris
@@ -219,6 +229,68 @@ pub async fn listen(
         }
         tokio::select! {
             _ = subscription.cancelled() => return Ok(()),
+            _ = gateway.store().events_appended().notified() => {}
+            _ = tokio::time::sleep(IDLE_POLL) => {}
+        }
+    }
+}
+
+/// Whether `principal` may subscribe to `uri`, and from which event: the
+/// dealership's head now. `None` for a URI that cannot be subscribed to or
+/// a dealership the principal may not use (alike, so ids cannot be probed).
+pub async fn stored_subscription(
+    gateway: &Gateway,
+    principal: &Principal,
+    uri: &str,
+) -> Option<store_subscriptions::Subscription> {
+    let target = Target::parse(uri).filter(|t| principal.may_use(&t.dealership))?;
+    let head = events::head(gateway.store(), &target.dealership)
+        .await
+        .unwrap_or(0);
+    Some(store_subscriptions::Subscription {
+        uri: uri.to_owned(),
+        after_sequence: head,
+    })
+}
+
+/// Tells `principal` of updates to the resources it subscribed to over
+/// stateless HTTP, as JSON-RPC notification texts on `out` (its `GET`
+/// stream), until the client goes away. The subscriptions are read from the
+/// store on every look, so one made through any replica counts at once.
+pub async fn tell_principal(
+    gateway: Gateway,
+    principal: Arc<Principal>,
+    mut out: futures::channel::mpsc::Sender<String>,
+) {
+    use futures::SinkExt;
+    let mut watch = Watch::new(principal.clone());
+    loop {
+        let subscribed = store_subscriptions::of(gateway.store(), &principal.name)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "Could not read resource subscriptions.");
+                Vec::new()
+            });
+        for s in &subscribed {
+            if let Some(target) = Target::parse(&s.uri) {
+                watch.start_after(&target.dealership, s.after_sequence);
+            }
+        }
+        let uris: BTreeSet<String> = subscribed.into_iter().map(|s| s.uri).collect();
+        for uri in watch.changed(&gateway, &uris).await {
+            let message = serde_json::json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/resources/updated",
+                "params": { "uri": uri },
+            });
+            if out.send(message.to_string()).await.is_err() {
+                return;
+            }
+        }
+        if out.is_closed() {
+            return;
+        }
+        tokio::select! {
             _ = gateway.store().events_appended().notified() => {}
             _ = tokio::time::sleep(IDLE_POLL) => {}
         }

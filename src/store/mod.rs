@@ -18,6 +18,7 @@ pub mod leases;
 pub mod mirror;
 pub mod repair_orders;
 pub mod signals;
+pub mod subscriptions;
 pub mod tasks;
 pub mod webhooks;
 

@@ -424,3 +424,73 @@ pub async fn metrics_text(bridge: &Bridge) -> String {
     assert_eq!(response.status(), 200);
     response.text().await.unwrap()
 }
+
+/// A `GET` on the MCP endpoint asking for the caller's update stream, as a
+/// client of the `initialize` era opens it without a session.
+pub async fn open_updates_stream(url: &str, token: Option<&str>) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .get(url)
+        .header("Accept", "text/event-stream")
+        .header("MCP-Protocol-Version", "2025-11-25");
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.expect("GET the update stream")
+}
+
+/// An open update stream: its SSE `data` lines, parsed as they come.
+pub struct UpdatesStream {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+pub async fn updates_stream(url: &str, token: Option<&str>) -> UpdatesStream {
+    let response = open_updates_stream(url, token).await;
+    assert_eq!(response.status(), 200, "the update stream opens");
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    UpdatesStream {
+        response,
+        buffer: String::new(),
+    }
+}
+
+/// The next JSON-RPC message on `stream` (keep-alive comments skipped); panics after 20 s.
+pub async fn next_stream_message(stream: &mut UpdatesStream) -> Value {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        while let Some(end) = stream.buffer.find("\n\n") {
+            let event: String = stream.buffer.drain(..end + 2).collect();
+            let data: String = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim_start)
+                .collect();
+            if !data.is_empty() {
+                return serde_json::from_str(&data).expect("a JSON-RPC message");
+            }
+        }
+        let chunk = tokio::time::timeout_at(deadline, stream.response.chunk())
+            .await
+            .expect("a message within 20 s")
+            .expect("a chunk")
+            .expect("the stream stays open");
+        stream.buffer.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
+
+/// The URI of the next `notifications/resources/updated` on `stream`.
+pub async fn next_stream_update(stream: &mut UpdatesStream) -> String {
+    let message = next_stream_message(stream).await;
+    assert_eq!(
+        message["method"], "notifications/resources/updated",
+        "{message}"
+    );
+    message["params"]["uri"].as_str().unwrap().to_owned()
+}

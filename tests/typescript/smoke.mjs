@@ -33,6 +33,7 @@ import { fileURLToPath } from "node:url";
 
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -451,6 +452,54 @@ async function runInspector(url) {
 
 // ---------------------------------------------------------------- main
 
+// A client of the initialize era without a session (the 1.x SDK, as VS Code): it opens its GET
+// stream after initializing, subscribes, and hears of the event its own lead makes.
+const EVENTS_URI = "dms://dealerships/demo-cdk/events";
+const UPDATE_WITHIN_MS = 20_000;
+
+async function checkSubscription(url) {
+  const label = `sdk ${installed("@modelcontextprotocol/sdk")} resources/subscribe`;
+  console.log(`\n== ${label}`);
+  const { client, transport } = makeClient("v1", url);
+  const updates = [];
+  let heard = () => {};
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    updates.push(n.params.uri);
+    heard();
+  });
+  try {
+    await check(`${label}: initialize offers resources.subscribe without a session`, async () => {
+      await withTimeout(client.connect(transport), "connect");
+      ensure(client.getServerCapabilities()?.resources?.subscribe === true, "resources.subscribe is not offered");
+      ensure(transport.sessionId === undefined, `a session id came: ${transport.sessionId}`);
+    });
+    await check(`${label}: subscribe to ${EVENTS_URI}, then a lead is told on the GET stream`, async () => {
+      await withTimeout(client.subscribeResource({ uri: EVENTS_URI }), "resources/subscribe");
+      const told = new Promise((done, fail) => {
+        heard = () => updates.includes(EVENTS_URI) && done();
+        setTimeout(() => fail(new Error(`no update within ${UPDATE_WITHIN_MS} ms`)), UPDATE_WITHIN_MS);
+      });
+      const runId = `${Date.now().toString(36)}-sub`;
+      const lead = await withTimeout(client.callTool({
+        name: "leads_create",
+        arguments: {
+          dealership_id: "demo-cdk", source_agent: "dms-bridge-smoke",
+          customer: { first_name: "Dana", last_name: "Whitfield", email: `dana.${runId}@example.com` },
+          consent: { granted_at: "2026-11-01T10:00:00Z", allowed_channels: ["email"], scope: ["lead_submission"],
+                     consent_text: "I agree that Riverside Auto Group may email me about this request." },
+          vehicle_of_interest: { year: 2020, make: "Toyota", model: "Camry" },
+        },
+      }), "leads_create");
+      ensure(!lead.isError, `leads_create failed: ${errorSummary(lead)}`);
+      await told;
+      info(`updates: ${updates.join(", ")}`);
+    });
+  } finally {
+    await client.unsubscribeResource({ uri: EVENTS_URI }).catch(() => {});
+    await client.close().catch(() => {});
+  }
+}
+
 async function main() {
   const [url, callsPath = resolve(HERE, "..", "smoke-calls.json")] = process.argv.slice(2);
   if (!url) {
@@ -462,6 +511,7 @@ async function main() {
 
   await runClient("v1", `sdk ${installed("@modelcontextprotocol/sdk")}`, url, calls);
   await runClient("v2", `client ${installed("@modelcontextprotocol/client")}`, url, calls);
+  await checkSubscription(url);
   await runInspector(url);
 
   console.warn = originalWarn;
