@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::config::{Upstream, quoted};
 use common::leads::{lead, leads, leads_config, leads_with_inventory_config, wait_delivery};
-use common::{call, connect, ok, with_config};
+use common::{assert_in_zone, call, connect, ok, with_config};
 use dms_bridge::adf::{self, ProspectStatus};
 use dms_bridge_testkit::mock_smtp::MockSmtp;
 use hmac::{Hmac, Mac};
@@ -129,6 +129,12 @@ async fn a_refused_document_fails_for_good_and_shows_in_the_lead() {
     assert_eq!(view["delivery"]["attempts"], 1);
     assert_eq!(view["delivery"]["last_error"], "rejected");
     assert!(view["delivery"].get("next_attempt_at").is_none());
+    // acme's offset (America/Chicago), not the store's UTC.
+    assert_in_zone(&view["created_at"], chrono_tz::America::Chicago);
+    assert_in_zone(
+        &view["delivery"]["last_attempt_at"],
+        chrono_tz::America::Chicago,
+    );
     let failed = ok(&call(
         &client,
         "leads.list",

@@ -72,6 +72,10 @@ async fn the_same_key_with_another_payload_is_a_conflict_and_sends_nothing() {
     args["message"] = json!("Actually, a different question");
     let error = err(&call(&client, "leads.create", args).await);
     assert_eq!(error["code"], "leads.idempotency_conflict");
+    assert_eq!(
+        error["details"]["aap_code"], "IDEMPOTENCY_CONFLICT",
+        "{error}"
+    );
     assert_eq!(error["retryable"], false);
     wait_delivery(
         &client,

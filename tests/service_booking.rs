@@ -405,6 +405,10 @@ async fn a_replay_calls_the_scheduler_once_and_a_changed_payload_conflicts() {
     args["start"] = json!(at(days[0], 10, 0));
     let error = err(&book(&client, args).await);
     assert_eq!(error["code"], "service.idempotency_conflict");
+    assert_eq!(
+        error["details"]["aap_code"], "IDEMPOTENCY_CONFLICT",
+        "{error}"
+    );
     assert_eq!(error["retryable"], false);
     assert_eq!(requests_to(&server, BOOKINGS).await.len(), 1);
 }

@@ -494,3 +494,12 @@ pub async fn next_stream_update(stream: &mut UpdatesStream) -> String {
     );
     message["params"]["uri"].as_str().unwrap().to_owned()
 }
+
+/// Fails unless `text` is an RFC 3339 instant written in `zone`'s offset at that instant.
+pub fn assert_in_zone(text: &Value, zone: chrono_tz::Tz) {
+    use chrono::Offset;
+    let at = chrono::DateTime::parse_from_rfc3339(text.as_str().expect("a time"))
+        .unwrap_or_else(|e| panic!("{text}: {e}"));
+    let wanted = at.with_timezone(&zone).offset().fix();
+    assert_eq!(*at.offset(), wanted, "{text} is not in {zone}'s offset");
+}
