@@ -475,15 +475,13 @@ async fn updates_stream(
     if caller.principal.anonymous {
         return unauthorized(&state.gateway, false);
     }
+    // The watcher stops at its next look once the stream (its receiver) is gone.
     let (sender, updates) = futures::channel::mpsc::channel::<String>(16);
-    let watcher = super::subscriptions::tell_principal(state.gateway, caller.principal, sender);
-    let end = state.end.clone();
-    tokio::spawn(async move {
-        tokio::select! {
-            () = watcher => {}
-            () = end.cancelled() => {}
-        }
-    });
+    tokio::spawn(super::subscriptions::tell_principal(
+        state.gateway,
+        caller.principal,
+        sender,
+    ));
     let end = state.end;
     let events = futures::StreamExt::map(updates, |text| {
         Ok::<_, std::convert::Infallible>(axum::response::sse::Event::default().data(text))
