@@ -52,7 +52,7 @@ fn auth(c: &mut Criterion) {
     .unwrap();
     // Ten static tokens configured: each is compared against all of them.
     let statics = (0..10).map(static_principal).collect();
-    let verifier = OAuthVerifier::new(&config, reqwest::Client::new());
+    let verifier = OAuthVerifier::new(&config, dms_bridge::net::client_builder().build().unwrap());
     let authenticator = Authenticator::new(statics, BTreeSet::new(), Some(verifier));
     let mint = |jti: usize| {
         let mut claims = server.claims("demo-group").unwrap();

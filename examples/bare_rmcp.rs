@@ -112,9 +112,12 @@ async fn main() {
         .unwrap_or_else(|| "127.0.0.1:8790".into());
     let answer = match std::env::args().nth(2) {
         None => Answer::Echo,
-        Some(url) if url.starts_with("http://") => {
-            Answer::Forward(reqwest::Client::new(), url.into())
-        }
+        Some(url) if url.starts_with("http://") => Answer::Forward(
+            dms_bridge::net::client_builder()
+                .build()
+                .unwrap_or_default(),
+            url.into(),
+        ),
         Some(path) => {
             let text = std::fs::read_to_string(&path).unwrap();
             Answer::Fixed(Arc::new(serde_json::from_str(&text).unwrap()))

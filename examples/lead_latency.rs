@@ -63,6 +63,7 @@ fn round3(v: f64) -> Value {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    dms_bridge::net::install_tls_provider();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [mcp_url, crm_url, rate, count] = args.as_slice() else {
         bail!("usage: lead_latency MCP_URL CRM_RECEIVED_URL RATE_PER_SEC COUNT");
@@ -122,7 +123,7 @@ async fn main() -> anyhow::Result<()> {
     }
 
     // Poll the CRM until every accepted lead has arrived, or give up.
-    let http = reqwest::Client::new();
+    let http = dms_bridge::net::client_builder().build()?;
     let deadline = Instant::now() + DELIVERY_DEADLINE;
     let mut received: HashMap<String, DateTime<Utc>> = HashMap::new();
     // Ends with the intake's counts of requests and of dropped duplicates.

@@ -157,13 +157,16 @@ fn summary(mut ms: Vec<f64>, requests: f64) -> Value {
 
 #[tokio::main]
 async fn main() {
+    dms_bridge::net::install_tls_provider();
     let samples: usize = std::env::args()
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(20);
     let count = Arc::new(AtomicUsize::new(0));
     let upstream = mock(count.clone()).await;
-    let http = reqwest::Client::new();
+    let http = dms_bridge::net::client_builder()
+        .build()
+        .unwrap_or_default();
     let token: Value = http
         .post(format!("{upstream}/oauth2/token"))
         .basic_auth(mock_cdk::CLIENT_ID, Some(mock_cdk::CLIENT_SECRET))

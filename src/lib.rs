@@ -35,6 +35,7 @@ pub mod leads;
 pub mod mcp;
 pub mod mirror;
 pub mod model;
+pub mod net;
 pub mod quotas;
 pub mod runtime;
 pub mod store;

@@ -216,6 +216,8 @@ impl Started {
 /// Builds everything; `base` resolves relative paths (the config file's folder).
 /// Reads secrets and files but opens no connection, so `check` can run it.
 pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
+    // Before any HTTP client, the bridge's or a library's (see `net`).
+    crate::net::install_tls_provider();
     let mut errors = Vec::new();
     let metrics = Metrics::new();
     let quotas = shared_quotas(config, &metrics, &mut errors);
@@ -402,7 +404,7 @@ fn build_auth(config: &Config, base: &Path, errors: &mut Vec<ConfigError>) -> Au
 fn build_oauth(config: &Config, errors: &mut Vec<ConfigError>) -> Option<OAuthVerifier> {
     let oauth = config.oauth.as_ref()?;
     // Redirects are not followed: a key set must come from where the issuer says.
-    let http = reqwest::Client::builder()
+    let http = crate::net::client_builder()
         .timeout(oauth.jwks_timeout)
         .redirect(reqwest::redirect::Policy::none())
         .build();

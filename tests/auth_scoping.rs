@@ -8,7 +8,9 @@ use common::*;
 use serde_json::json;
 
 async fn post(url: &str, token: Option<&str>, body: serde_json::Value) -> reqwest::Response {
-    let mut request = reqwest::Client::new()
+    let mut request = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(url)
         .header("Accept", "application/json, text/event-stream")
         .header("MCP-Protocol-Version", "2025-06-18")
@@ -38,7 +40,9 @@ async fn a_wrong_token_gets_401_with_a_bearer_challenge() {
         let body: serde_json::Value = response.json().await.unwrap();
         assert_eq!(body["error"]["code"], "auth.unauthorized");
     }
-    let basic = reqwest::Client::new()
+    let basic = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(&bridge.url)
         .header("Authorization", "Basic abc")
         .json(&list)
@@ -203,7 +207,9 @@ async fn anonymous_callers_read_public_inventory_only() {
 #[tokio::test]
 async fn a_foreign_host_header_is_refused() {
     let bridge = demo().await;
-    let response = reqwest::Client::new()
+    let response = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(&bridge.url)
         .header("Host", "evil.example")
         .header("Authorization", "Bearer demo-token-group")
@@ -219,7 +225,9 @@ async fn a_foreign_host_header_is_refused() {
 async fn browser_origins_must_be_allowed() {
     let bridge = demo().await;
     let send = |origin: &'static str| {
-        reqwest::Client::new()
+        dms_bridge::net::client_builder()
+            .build()
+            .unwrap()
             .post(&bridge.url)
             .header("Origin", origin)
             .header("Authorization", "Bearer demo-token-group")

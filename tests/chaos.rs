@@ -242,6 +242,7 @@ impl Tally {
 async fn try_connect(url: &str, token: &str) -> Option<Client> {
     let config =
         StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token.to_owned());
+    dms_bridge::net::install_tls_provider();
     let transport = StreamableHttpClientTransport::from_config(config);
     tokio::time::timeout(Duration::from_secs(5), ().serve(transport))
         .await

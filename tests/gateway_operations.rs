@@ -94,6 +94,7 @@ async fn connect_with_headers(url: &str, token: &str, headers: &[(&str, &str)]) 
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
         .auth_header(token.to_owned())
         .custom_headers(custom);
+    dms_bridge::net::install_tls_provider();
     ().serve(StreamableHttpClientTransport::from_config(config))
         .await
         .expect("MCP initialize")
@@ -164,7 +165,9 @@ fn assert_child(traceparent: &str, trace_id: &str, parent: Option<&str>, flags: 
 }
 
 async fn raw_call(url: &str, headers: &[(&str, &str)], body: &Value) -> reqwest::Response {
-    let mut request = reqwest::Client::new()
+    let mut request = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(url)
         .header("Authorization", format!("Bearer {TOKEN_SECRET}"))
         .header("Accept", "application/json, text/event-stream")
@@ -518,7 +521,7 @@ async fn metrics_count_calls_by_outcome_and_time_them() {
         );
         ok(&call(&client, "dealership.list", json!({})).await);
 
-        let response = reqwest::get(format!("http://{}/metrics", bridge.addr)).await.unwrap();
+        let response = common::http_get(format!("http://{}/metrics", bridge.addr)).await.unwrap();
         assert_eq!(response.status(), 200);
         let content_type = response.headers()["content-type"].to_str().unwrap().to_owned();
         assert!(content_type.starts_with("application/openmetrics-text"), "{content_type}");
@@ -560,13 +563,13 @@ async fn healthz_and_readyz_report_the_process_store_and_circuits() {
     bounded(async {
         let server = upstream(Duration::ZERO).await;
         let bridge = with_config(&config(&server.uri()).render()).await;
-        let health = reqwest::get(format!("http://{}/healthz", bridge.addr))
+        let health = common::http_get(format!("http://{}/healthz", bridge.addr))
             .await
             .unwrap();
         assert_eq!(health.status(), 200);
         assert_eq!(health.text().await.unwrap(), "ok");
 
-        let ready = reqwest::get(format!("http://{}/readyz", bridge.addr))
+        let ready = common::http_get(format!("http://{}/readyz", bridge.addr))
             .await
             .unwrap();
         assert_eq!(ready.status(), 200);
@@ -709,7 +712,7 @@ async fn sigterm_finishes_the_call_in_flight_writes_its_audit_record_and_exits_z
         let base = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            if let Ok(r) = reqwest::get(format!("{base}/healthz")).await
+            if let Ok(r) = common::http_get(format!("{base}/healthz")).await
                 && r.status() == 200
             {
                 break;
@@ -898,7 +901,7 @@ async fn json_logs_of_the_real_binary_never_contain_configured_secrets() {
         });
         let base = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(20);
-        while !reqwest::get(format!("{base}/healthz"))
+        while !common::http_get(format!("{base}/healthz"))
             .await
             .is_ok_and(|r| r.status() == 200)
         {
@@ -924,7 +927,9 @@ async fn json_logs_of_the_real_binary_never_contain_configured_secrets() {
             assert_eq!(response.status(), 200);
         }
         // A wrong token, too.
-        let wrong = reqwest::Client::new()
+        let wrong = dms_bridge::net::client_builder()
+            .build()
+            .unwrap()
             .post(&url)
             .header("Authorization", format!("Bearer {TOKEN_SECRET}x"))
             .json(&tools_call("dealership.list", json!({})))

@@ -802,7 +802,9 @@ async fn drive_mcp(client: &Client, scenario: &str, findings: &mut Findings) -> 
 
 /// The exact bytes a raw HTTP caller receives: status line, headers, body.
 async fn raw_post(url: &str, body: &Value) -> String {
-    let response = reqwest::Client::new()
+    let response = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(url)
         .header("Authorization", format!("Bearer {TOKEN_SECRET}"))
         .header("Accept", "application/json, text/event-stream")

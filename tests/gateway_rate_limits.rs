@@ -459,7 +459,7 @@ async fn rooftops_sharing_an_upstream_share_its_quota() {
 /// `dealership.list`, anonymously, as a proxy forwarding for `forwarded_for`
 /// would send it; the error code, or `None` on success.
 async fn anonymous_list(bridge: &Bridge, forwarded_for: Option<&str>) -> Option<String> {
-    let mut request = reqwest::Client::new()
+    let mut request = dms_bridge::net::client_builder().build().unwrap()
         .post(&bridge.url)
         .header("Accept", "application/json, text/event-stream")
         .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "dealership.list", "arguments": {} } }));

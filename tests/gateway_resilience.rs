@@ -99,7 +99,7 @@ fn status(code: u16) -> ResponseTemplate {
 }
 
 async fn get(url: &str) -> (u16, String) {
-    let response = reqwest::get(url).await.unwrap();
+    let response = common::http_get(url).await.unwrap();
     let status = response.status().as_u16();
     (status, response.text().await.unwrap())
 }

@@ -9,7 +9,9 @@ mod common;
 use serde_json::{Value, json};
 
 async fn post(url: &str, body: Value) -> (reqwest::header::HeaderMap, String) {
-    let response = reqwest::Client::new()
+    let response = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(url)
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream")

@@ -227,6 +227,7 @@ async fn tool_call(url: &str) -> Result<rmcp::model::CallToolResult, String> {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let config =
         StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header("acme-token");
+    dms_bridge::net::install_tls_provider();
     let client =
         ().serve(StreamableHttpClientTransport::from_config(config))
             .await

@@ -202,7 +202,7 @@ async fn early_refusals_say_connection_close() {
 async fn a_pooled_client_survives_an_early_refusal() {
     // reqwest keeps connections alive and reuses them, as httpx does.
     let bridge = bridge().await;
-    let client = reqwest::Client::builder()
+    let client = dms_bridge::net::client_builder()
         .pool_max_idle_per_host(1)
         .build()
         .unwrap();

@@ -73,7 +73,9 @@ async fn push(
     auth: Auth<'_>,
     body: Vec<u8>,
 ) -> u16 {
-    let mut request = reqwest::Client::new()
+    let mut request = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(format!("http://{}/events/inbound/{upstream}", bridge.addr))
         .header("Content-Type", "application/json")
         .header("X-Request-Id", "req-1")
@@ -318,7 +320,13 @@ async fn the_demo_cdk_pushes_its_price_drops() {
     )
     .await);
     let url = format!("{}/cdk/admin/price-drop", mocks.cdk_url);
-    let answer = reqwest::Client::new().post(url).send().await.unwrap();
+    let answer = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
+        .post(url)
+        .send()
+        .await
+        .unwrap();
     let dropped: Value = answer.json().await.unwrap();
     assert_eq!(dropped["event_answered"], 202, "{dropped}");
     let vin = dropped["vin"].as_str().unwrap();
@@ -440,7 +448,9 @@ async fn push_standard(
     signature: &str,
     body: Vec<u8>,
 ) -> u16 {
-    reqwest::Client::new()
+    dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(format!("http://{}/events/inbound/cdk", bridge.addr))
         .header("Content-Type", "application/json")
         .header("webhook-id", id)

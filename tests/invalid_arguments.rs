@@ -69,7 +69,9 @@ async fn a_callers_text_is_never_echoed_in_an_argument_problem() {
     let post = |body: String| {
         let url = bridge.url.clone();
         async move {
-            reqwest::Client::new()
+            dms_bridge::net::client_builder()
+                .build()
+                .unwrap()
                 .post(url)
                 .header("content-type", "application/json")
                 .header("accept", "application/json, text/event-stream")
@@ -298,7 +300,9 @@ async fn oversized_request_bodies_are_refused_before_parsing() {
     let huge = "x".repeat(2 * 1024 * 1024);
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": { "name": "inventory.search", "arguments": { "dealership_id": "demo-cdk", "filters": { "query": huge } } } });
-    let response = reqwest::Client::new()
+    let response = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(&bridge.url)
         .header("Authorization", "Bearer demo-token-group")
         .header("Accept", "application/json, text/event-stream")

@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["quotas"],
     &["config"],
     &["model", "adf"],
-    &["contract", "telemetry"],
+    &["contract", "telemetry", "net"],
 ];
 
 type Edges = BTreeMap<(String, String), BTreeSet<PathBuf>>;

@@ -15,7 +15,7 @@ const OLD_LEAD: &str = "ld_0192f0c4d6a87c3e9b1f2a3b4c5d6e7f";
 async fn store_before_versioning(db: &std::path::Path) {
     let url = format!("sqlite://{}?mode=rwc", db.display());
     let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    sqlx::migrate!("./migrations/sqlite")
+    dms_bridge::store::migrations::migrator(dms_bridge::store::StoreDialect::Sqlite)
         .run_to(4, &pool)
         .await
         .unwrap();

@@ -25,7 +25,9 @@ const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
 
 /// A raw POST to the MCP endpoint with `token`; the status, `WWW-Authenticate` and body.
 async fn post(url: &str, token: Option<&str>, body: &str) -> (u16, String, String) {
-    let mut request = reqwest::Client::new()
+    let mut request = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -65,6 +67,7 @@ async fn rmcps_oauth_client_signs_in_and_calls_tools() {
         "{challenge}"
     );
 
+    dms_bridge::net::install_tls_provider();
     let mut state = OAuthState::new(bridge.url.as_str(), None).await.unwrap();
     let mut request = AuthorizationRequest::new("http://127.0.0.1:45199/callback")
         .with_scopes(["amcp:inventory:read", "amcp:leads:read", "amcp:leads:write"])
@@ -73,7 +76,7 @@ async fn rmcps_oauth_client_signs_in_and_calls_tools() {
     state.start_authorization(request).await.unwrap();
     let url = state.get_authorization_url().await.unwrap();
     // The browser's part: the demo server consents at once and redirects back.
-    let browser = reqwest::Client::builder()
+    let browser = dms_bridge::net::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
@@ -84,7 +87,7 @@ async fn rmcps_oauth_client_signs_in_and_calls_tools() {
     let manager = state.into_authorization_manager().unwrap();
 
     let transport = StreamableHttpClientTransport::with_client(
-        AuthClient::new(reqwest::Client::new(), manager),
+        AuthClient::new(dms_bridge::net::client_builder().build().unwrap(), manager),
         StreamableHttpClientTransportConfig::with_uri(bridge.url.clone()),
     );
     let client = ().serve(transport).await.expect("initialize with the token");
@@ -118,7 +121,7 @@ async fn protected_resource_metadata_names_the_resource_and_the_server() {
     let (bridge, auth) = demo_signed_in("").await;
     // RFC 9728 §3.3: a client must refuse metadata whose resource is not the
     // one it derived the path from; the root path is not `/mcp`'s.
-    let root = reqwest::get(format!(
+    let root = common::http_get(format!(
         "http://{}/.well-known/oauth-protected-resource",
         bridge.addr
     ))
@@ -126,7 +129,7 @@ async fn protected_resource_metadata_names_the_resource_and_the_server() {
     .unwrap();
     assert_eq!(root.status(), 404);
     for path in ["/.well-known/oauth-protected-resource/mcp"] {
-        let metadata: Value = reqwest::get(format!("http://{}{path}", bridge.addr))
+        let metadata: Value = common::http_get(format!("http://{}{path}", bridge.addr))
             .await
             .unwrap()
             .json()
@@ -165,7 +168,7 @@ fn with_payload(token: &str, claims: &Value) -> String {
 
 /// The demo server's public key as an HMAC secret: the key-confusion forgery.
 async fn hs256_with_public_key(auth: &DemoAuthServer, claims: &Value) -> String {
-    let jwks: Value = reqwest::get(auth.jwks_uri())
+    let jwks: Value = common::http_get(auth.jwks_uri())
         .await
         .unwrap()
         .json()

@@ -607,6 +607,7 @@ async fn a_retried_upstream_read_is_told_at_info_to_a_session_that_asked_and_nev
         .render();
     let bridge = common::with_config(&config).await;
     let recorder = Recorder::default();
+    dms_bridge::net::install_tls_provider();
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(bridge.url.clone())
             .auth_header("acme-token".to_owned()),
@@ -663,6 +664,7 @@ async fn a_retried_upstream_read_is_told_at_info_to_a_session_that_asked_and_nev
 /// A 2026-07-28 client (per-request `_meta`, no session) recording log messages.
 async fn modern(url: &str, token: &str) -> (Recorder, RunningService<RoleClient, Recorder>) {
     let recorder = Recorder::default();
+    dms_bridge::net::install_tls_provider();
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token.to_owned()),
     );

@@ -27,7 +27,9 @@ async fn demo_watching(every: &str, extra: &str) -> Bridge {
 /// Moves the CDK mock's first open repair order on; answers its number and new status.
 async fn advance(bridge: &Bridge) -> (String, String) {
     let cdk = &bridge.mocks.as_ref().unwrap().cdk_url;
-    let moved: Value = reqwest::Client::new()
+    let moved: Value = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(format!("{cdk}/cdk/admin/repair-orders/advance"))
         .send()
         .await

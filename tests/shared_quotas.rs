@@ -495,7 +495,9 @@ mod bridges {
     }
 
     async fn get_json(addr: SocketAddr, route: &str) -> (u16, Value) {
-        let response = reqwest::get(format!("http://{addr}{route}")).await.unwrap();
+        let response = common::http_get(format!("http://{addr}{route}"))
+            .await
+            .unwrap();
         let status = response.status().as_u16();
         (status, response.json().await.unwrap())
     }

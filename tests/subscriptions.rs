@@ -117,6 +117,7 @@ impl ClientHandler for Updates {
 async fn a_stateful_session_subscribes_and_is_notified() {
     let (_intake, bridge) = bridge("sessions = \"stateful\"").await;
     let (tx, mut rx) = mpsc::unbounded_channel();
+    dms_bridge::net::install_tls_provider();
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(bridge.url.clone())
             .auth_header("agent-token".to_owned()),
@@ -225,7 +226,9 @@ async fn a_listen_is_bound_to_the_callers_dealerships_a_token_and_a_size() {
     assert!(refused.is_err(), "257 resources in one listen");
 
     // No token: events need one, as events.list does.
-    let anonymous = reqwest::Client::new()
+    let anonymous = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(&bridge.url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")

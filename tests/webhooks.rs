@@ -148,7 +148,7 @@ where
 }
 
 async fn readyz(addr: SocketAddr) -> Value {
-    reqwest::get(format!("http://{addr}/readyz"))
+    common::http_get(format!("http://{addr}/readyz"))
         .await
         .unwrap()
         .json()
@@ -474,7 +474,7 @@ async fn the_demo_receiver_lists_signed_lead_and_appointment_events() {
     ];
     let types = tokio::time::timeout(WAIT, async {
         loop {
-            let listed: Value = reqwest::get(&list).await.unwrap().json().await.unwrap();
+            let listed: Value = common::http_get(&list).await.unwrap().json().await.unwrap();
             assert_eq!(listed["refused_signatures"], 0, "every signature verified");
             let bodies: Vec<Value> = listed["deliveries"]
                 .as_array()

@@ -114,7 +114,13 @@ mod tests {
             .respond_with(ResponseTemplate::new(200).set_body_bytes(body))
             .mount(&server)
             .await;
-        send(reqwest::Client::new().get(format!("{}/page", server.uri()))).await
+        send(
+            crate::net::client_builder()
+                .build()
+                .unwrap()
+                .get(format!("{}/page", server.uri())),
+        )
+        .await
     }
 
     #[tokio::test]
@@ -144,7 +150,10 @@ mod tests {
                 .unwrap();
             tokio::time::sleep(Duration::from_secs(30)).await;
         });
-        let request = reqwest::Client::new().get(format!("http://{addr}/page"));
+        let request = crate::net::client_builder()
+            .build()
+            .unwrap()
+            .get(format!("http://{addr}/page"));
         let error = tokio::time::timeout(Duration::from_secs(5), send(request))
             .await
             .expect("refused without reading the body")

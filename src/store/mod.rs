@@ -15,6 +15,7 @@ pub mod inbound;
 pub mod keys;
 pub mod leads;
 pub mod leases;
+pub mod migrations;
 pub mod mirror;
 pub mod repair_orders;
 pub mod signals;
@@ -85,11 +86,10 @@ impl Store {
             StoreDialect::Sqlite => open_sqlite(url).await?,
             StoreDialect::Postgres => open_postgres(url).await?,
         };
-        let migrator = match dialect {
-            StoreDialect::Sqlite => sqlx::migrate!("./migrations/sqlite"),
-            StoreDialect::Postgres => sqlx::migrate!("./migrations/postgres"),
-        };
-        migrator.run(&pool).await.map_err(StoreError::Migrate)?;
+        migrations::migrator(dialect)
+            .run(&pool)
+            .await
+            .map_err(StoreError::Migrate)?;
         let signals = Signals::new();
         if dialect == StoreDialect::Postgres {
             signals::spawn_listener(url.to_owned(), Arc::downgrade(&signals));

@@ -54,7 +54,7 @@ impl Endpoint {
             .ok()?;
         let url = reqwest::Url::parse(&hook.url).ok()?;
         // A receiver's redirect is a failure: events go only where configured.
-        let client = reqwest::Client::builder()
+        let client = crate::net::client_builder()
             .timeout(hook.timeout)
             .connect_timeout(hook.timeout)
             .redirect(reqwest::redirect::Policy::none())

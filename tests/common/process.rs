@@ -36,7 +36,7 @@ pub async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
     // A debug binary starting beside a build on one loaded core can take a while.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while std::time::Instant::now() < deadline {
-        if reqwest::get(&healthz)
+        if super::http_get(&healthz)
             .await
             .is_ok_and(|r| r.status() == 200)
         {
@@ -57,7 +57,7 @@ pub async fn metric(addr: SocketAddr, name: &str) -> f64 {
 /// The value of one series (`name` or `name{labels…}` as the exposition
 /// writes it) on the `/metrics` of the bridge at `addr`, if it is there.
 pub async fn series(addr: SocketAddr, series: &str) -> Option<f64> {
-    let text = reqwest::get(format!("http://{addr}/metrics"))
+    let text = super::http_get(format!("http://{addr}/metrics"))
         .await
         .unwrap()
         .text()

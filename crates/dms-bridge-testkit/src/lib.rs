@@ -25,6 +25,7 @@ macro_rules! fixture {
     };
 }
 
+pub mod http;
 pub mod mock_blackbook;
 pub mod mock_cdk;
 mod mock_cdk_drive;

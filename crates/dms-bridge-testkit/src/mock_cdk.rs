@@ -60,7 +60,7 @@ impl MockCdk {
             vehicles: Arc::new(RwLock::new(vehicles)),
             latency,
             push: Arc::default(),
-            http: reqwest::Client::new(),
+            http: crate::http::client(),
         }
     }
 

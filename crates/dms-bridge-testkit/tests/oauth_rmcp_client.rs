@@ -39,6 +39,8 @@ async fn verify(
 
 #[tokio::test]
 async fn rmcps_oauth_client_signs_in_and_refreshes() {
+    // rmcp's OAuth client builds a reqwest client of its own.
+    dms_bridge_testkit::http::install_tls_provider();
     let cancel = CancellationToken::new();
     // A stand-in for the bridge: only its protected resource metadata.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -88,7 +90,7 @@ async fn rmcps_oauth_client_signs_in_and_refreshes() {
     );
 
     // The browser's part: the server consents at once and redirects.
-    let http = reqwest::Client::builder()
+    let http = dms_bridge_testkit::http::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();

@@ -50,7 +50,7 @@ async fn start_with(change: impl FnOnce(&mut DemoAuthConfig)) -> Harness {
     let server = DemoAuthServer::start_with(loopback(), config, cancel.clone())
         .await
         .unwrap();
-    let http = reqwest::Client::builder()
+    let http = dms_bridge_testkit::http::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();

@@ -37,7 +37,7 @@ impl HttpIntake {
         let token = secret("token", &config.token).map(|t| (config.token_param.clone(), t));
         let signature = secret("hmac_secret", &config.hmac_secret)
             .map(|k| (config.signature_header.clone(), k));
-        let client = reqwest::Client::builder()
+        let client = crate::net::client_builder()
             .timeout(config.timeout)
             .build()
             .map_err(|e| problems.push(format!("client: {e}")))

@@ -101,7 +101,7 @@ impl FeedAdapter {
                 Some((header, value.render(&ctx)))
             })
             .collect();
-        let http = reqwest::Client::builder()
+        let http = crate::net::client_builder()
             .timeout(config.timeout)
             .user_agent(concat!("dms-bridge/", env!("CARGO_PKG_VERSION")))
             .build()

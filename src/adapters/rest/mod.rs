@@ -218,7 +218,7 @@ impl RestAdapter {
             errors
                 .push("profile: lists the deals domain but has no [trade_value] operation".into());
         }
-        let http = reqwest::Client::builder()
+        let http = crate::net::client_builder()
             .timeout(config.timeout)
             .user_agent(concat!("dms-bridge/", env!("CARGO_PKG_VERSION")))
             .build()

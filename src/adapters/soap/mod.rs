@@ -91,7 +91,7 @@ impl SoapAdapter {
                 .map_err(|_| errors.push("profile content_type: not a header value".into()))
                 .ok()
         });
-        let http = reqwest::Client::builder()
+        let http = crate::net::client_builder()
             .timeout(config.timeout)
             .user_agent(concat!("dms-bridge/", env!("CARGO_PKG_VERSION")))
             .build()

@@ -232,7 +232,7 @@ impl DemoAuthServer {
         }
         let key = SigningKey::generate()?;
         let foreign_key = SigningKey::generate()?.impersonating(&key);
-        let http = reqwest::Client::builder()
+        let http = crate::http::client_builder()
             .timeout(config.metadata_timeout)
             .connect_timeout(config.metadata_timeout)
             .redirect(reqwest::redirect::Policy::none())
