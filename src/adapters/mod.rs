@@ -12,6 +12,7 @@ pub mod mapping;
 pub mod resilience;
 pub mod rest;
 pub mod ro_common;
+pub mod search_index;
 mod slot_fields;
 mod snapshot;
 pub mod soap;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::mapping::MappedUnit;
+use super::search_index::SearchIndex;
 use crate::model::Vehicle;
 
 /// A unit the upstream reports as sold or removed.
@@ -24,6 +25,9 @@ pub struct InventorySnapshot {
     pub fetched_at: Option<DateTime<Utc>>,
     /// Lookups by id, VIN and stock number; empty until [`Self::indexed`].
     index: UnitIndex,
+    /// The listed units as search columns: built by [`Self::indexed`], else
+    /// on the first search.
+    search: std::sync::OnceLock<SearchIndex>,
 }
 
 /// Where each identifier points: `Ok(i)` is `listed[i]`, `Err(i)` is `sold[i]`.
@@ -85,6 +89,7 @@ impl InventorySnapshot {
             sold,
             fetched_at,
             index: UnitIndex::default(),
+            search: std::sync::OnceLock::new(),
         }
     }
 
@@ -120,7 +125,13 @@ impl InventorySnapshot {
             .map(|v| v.searchable_text().into_boxed_str())
             .collect();
         self.index = index;
+        self.search = std::sync::OnceLock::from(SearchIndex::build(&self.listed));
         self
+    }
+
+    /// The listed units as search columns (see [`SearchIndex`]).
+    pub fn search_index(&self) -> &SearchIndex {
+        self.search.get_or_init(|| SearchIndex::build(&self.listed))
     }
 
     /// The free-text search text of `listed[i]`: kept by [`Self::indexed`]

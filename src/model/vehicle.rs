@@ -4,7 +4,7 @@ use chrono::{DateTime, FixedOffset, NaiveDate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Mileage, Money};
+use super::{Mileage, Money, Photos};
 
 /// Sales condition, the AAP v1.0 vocabulary.
 #[derive(
@@ -88,8 +88,8 @@ pub struct Vehicle {
     pub inventory_date: Option<NaiveDate>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub days_in_stock: Option<u32>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub photos: Vec<String>,
+    #[serde(default, skip_serializing_if = "Photos::is_empty")]
+    pub photos: Photos,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vdp_url: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

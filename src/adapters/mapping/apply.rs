@@ -119,7 +119,8 @@ pub fn map_vehicle(
         days_in_stock: inventory_date.map(|d| (today - d).num_days().max(0) as u32),
         photos: field(mapping, "photos")
             .map(|f| list(f, record))
-            .unwrap_or_default(),
+            .unwrap_or_default()
+            .into(),
         vdp_url: text(mapping, "vdp_url", record),
         description: text(mapping, "description", record),
         last_verified_at,

@@ -11,80 +11,129 @@ use super::args::{
     SortOrder, YearRange,
 };
 use crate::adapters::InventorySnapshot;
+use crate::adapters::search_index::{SearchIndex, TextField};
 use crate::model::{DistanceUnit, Mileage, Money, Vehicle};
 
-/// Listed vehicles matching `filters`, in `sort` order (default: fewest days in stock first).
-pub fn select(
-    inventory: &InventorySnapshot,
+/// Listed vehicles matching `filters`, in `sort` order (default: fewest days
+/// in stock first, ties by id). The filters run over the copy's search
+/// columns, and the order is the copy's, kept once computed (see
+/// `adapters::search_index`), so no search sorts.
+pub fn select<'a>(
+    inventory: &'a InventorySnapshot,
     filters: &Filters,
     sort: Option<Sort>,
-) -> Vec<Arc<Vehicle>> {
-    let words: Vec<String> = filters
+) -> Vec<&'a Vehicle> {
+    let listed = &inventory.listed;
+    let index = inventory.search_index();
+    let mut wanted = vec![true; listed.len()];
+    narrow_by_columns(&mut wanted, index, filters);
+    narrow_by_identifiers(&mut wanted, listed, filters);
+    narrow_by_words(&mut wanted, inventory, filters);
+    let sort = sort.unwrap_or(Sort {
+        field: SortField::DaysInStock,
+        order: SortOrder::Asc,
+    });
+    let order = index.order(order_slot(sort), || sorted(listed, sort));
+    order
+        .iter()
+        .map(|&i| i as usize)
+        .filter(|&i| wanted.get(i).copied().unwrap_or(false))
+        .filter_map(|i| listed.get(i).map(|v| &**v))
+        .collect()
+}
+
+/// Keeps only the units for which `test(i)` holds.
+fn keep(wanted: &mut [bool], test: impl Fn(usize) -> bool) {
+    for (i, w) in wanted.iter_mut().enumerate() {
+        *w = *w && test(i);
+    }
+}
+
+fn narrow_by_columns(wanted: &mut [bool], index: &SearchIndex, f: &Filters) {
+    if !f.condition.is_empty() {
+        keep(wanted, |i| f.condition.contains(&index.condition[i]));
+    }
+    if !f.status.is_empty() {
+        keep(wanted, |i| f.status.contains(&index.status[i]));
+    }
+    let texts = [
+        (TextField::Make, &f.make),
+        (TextField::Model, &f.model),
+        (TextField::Trim, &f.trim),
+        (TextField::Body, &f.body),
+        (TextField::Fuel, &f.fuel),
+        (TextField::Transmission, &f.transmission),
+        (TextField::Drivetrain, &f.drivetrain),
+        (TextField::ExteriorColor, &f.exterior_color),
+        (TextField::InteriorColor, &f.interior_color),
+    ];
+    for (field, values) in texts.into_iter().filter(|(_, v)| !v.is_empty()) {
+        let column = index.text(field);
+        let ids = column.ids_of(values);
+        keep(wanted, |i| column.id(i).is_some_and(|id| ids.contains(&id)));
+    }
+    let within = |value: Option<i64>, min: Option<i64>, max: Option<i64>| {
+        value.is_some_and(|v| min.is_none_or(|m| v >= m) && max.is_none_or(|m| v <= m))
+    };
+    if f.year_min.is_some() || f.year_max.is_some() {
+        let (min, max) = (f.year_min.map(i64::from), f.year_max.map(i64::from));
+        keep(wanted, |i| within(index.year[i].map(i64::from), min, max));
+    }
+    if f.price_min.is_some() || f.price_max.is_some() {
+        let amount = |m: &Option<Money>| m.as_ref().map(|m| m.amount);
+        let (min, max) = (amount(&f.price_min), amount(&f.price_max));
+        keep(wanted, |i| within(index.price[i], min, max));
+    }
+    if let Some(max) = f.mileage_max {
+        let max = max.in_miles();
+        keep(wanted, |i| index.miles[i].is_some_and(|m| m <= max));
+    }
+}
+
+/// VIN and stock number, compared with each unit's own (case-blind).
+fn narrow_by_identifiers(wanted: &mut [bool], listed: &[Arc<Vehicle>], f: &Filters) {
+    let same = |have: &Option<String>, given: &str| {
+        have.as_deref()
+            .is_some_and(|x| x.eq_ignore_ascii_case(given.trim()))
+    };
+    if let Some(vin) = f.vin.as_deref() {
+        keep(wanted, |i| same(&listed[i].vin, vin));
+    }
+    if let Some(stock) = f.stock.as_deref() {
+        keep(wanted, |i| same(&listed[i].stock, stock));
+    }
+}
+
+/// Free text: every word must appear in the unit's search text.
+fn narrow_by_words(wanted: &mut [bool], inventory: &InventorySnapshot, f: &Filters) {
+    let words: Vec<String> = f
         .query
         .iter()
         .flat_map(|q| q.split_whitespace())
         .map(str::to_lowercase)
         .collect();
-    let mut hits: Vec<Arc<Vehicle>> = (inventory.listed.iter().enumerate())
-        .filter(|(i, v)| {
-            matches(v, filters)
-                && (words.is_empty() || {
-                    let text = inventory.search_text(*i);
-                    words.iter().all(|w| text.contains(w.as_str()))
-                })
-        })
-        .map(|(_, v)| v.clone())
-        .collect();
-    let sort = sort.unwrap_or(Sort {
-        field: SortField::DaysInStock,
-        order: SortOrder::Asc,
-    });
-    hits.sort_by(|a, b| compare(a, b, sort).then_with(|| a.id.cmp(&b.id)));
-    hits
+    if words.is_empty() {
+        return;
+    }
+    for (i, w) in wanted.iter_mut().enumerate().filter(|(_, w)| **w) {
+        let text = inventory.search_text(i);
+        *w = words.iter().all(|word| text.contains(word.as_str()));
+    }
 }
 
-fn matches(v: &Vehicle, f: &Filters) -> bool {
-    let any = |wanted: &[String], have: &Option<String>| {
-        wanted.is_empty()
-            || have.as_deref().is_some_and(|h| {
-                wanted
-                    .iter()
-                    .any(|w| w.trim().eq_ignore_ascii_case(h.trim()))
-            })
-    };
-    (f.condition.is_empty() || f.condition.contains(&v.condition))
-        && (f.status.is_empty() || f.status.contains(&v.status))
-        && any(&f.make, &v.make)
-        && any(&f.model, &v.model)
-        && any(&f.trim, &v.trim)
-        && any(&f.body, &v.body)
-        && any(&f.fuel, &v.fuel)
-        && any(&f.transmission, &v.transmission)
-        && any(&f.drivetrain, &v.drivetrain)
-        && any(&f.exterior_color, &v.exterior_color)
-        && any(&f.interior_color, &v.interior_color)
-        && f.year_min
-            .is_none_or(|min| v.year.is_some_and(|y| y >= min))
-        && f.year_max
-            .is_none_or(|max| v.year.is_some_and(|y| y <= max))
-        && f.price_min
-            .as_ref()
-            .is_none_or(|min| v.price.as_ref().is_some_and(|p| p.amount >= min.amount))
-        && f.price_max
-            .as_ref()
-            .is_none_or(|max| v.price.as_ref().is_some_and(|p| p.amount <= max.amount))
-        && f.mileage_max
-            .is_none_or(|max| v.mileage.is_some_and(|m| m.in_miles() <= max.in_miles()))
-        && f.vin.as_deref().is_none_or(|vin| {
-            v.vin
-                .as_deref()
-                .is_some_and(|x| x.eq_ignore_ascii_case(vin.trim()))
-        })
-        && f.stock.as_deref().is_none_or(|s| {
-            v.stock
-                .as_deref()
-                .is_some_and(|x| x.eq_ignore_ascii_case(s.trim()))
-        })
+/// Where a copy keeps the order of `sort`: two slots (ascending, descending) per field.
+fn order_slot(sort: Sort) -> usize {
+    sort.field as usize * 2 + usize::from(sort.order == SortOrder::Desc)
+}
+
+/// Every listed unit's position in `sort` order, ties by id.
+fn sorted(listed: &[Arc<Vehicle>], sort: Sort) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..listed.len() as u32).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&listed[a as usize], &listed[b as usize]);
+        compare(a, b, sort).then_with(|| a.id.cmp(&b.id))
+    });
+    order
 }
 
 /// Missing values sort last in either direction.
@@ -127,7 +176,7 @@ fn compare(a: &Vehicle, b: &Vehicle, sort: Sort) -> Ordering {
 }
 
 /// Facet counts over already-filtered vehicles; values sorted by count, then value.
-pub fn facets(hits: &[Arc<Vehicle>]) -> FacetsResult {
+pub fn facets(hits: &[&Vehicle]) -> FacetsResult {
     let text = |get: fn(&Vehicle) -> Option<FacetValue>| count(hits, get);
     let prices: Vec<&Money> = hits.iter().filter_map(|v| v.price.as_ref()).collect();
     let miles: Vec<u64> = hits
@@ -176,7 +225,7 @@ pub fn facets(hits: &[Arc<Vehicle>]) -> FacetsResult {
     }
 }
 
-fn count(hits: &[Arc<Vehicle>], get: fn(&Vehicle) -> Option<FacetValue>) -> Vec<FacetCount> {
+fn count(hits: &[&Vehicle], get: fn(&Vehicle) -> Option<FacetValue>) -> Vec<FacetCount> {
     let mut counts: BTreeMap<FacetValue, u64> = BTreeMap::new();
     for value in hits.iter().filter_map(|v| get(v)) {
         *counts.entry(value).or_insert(0) += 1;
