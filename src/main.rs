@@ -27,12 +27,19 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
+/// Lines the log writer's queue holds: seconds of the busiest logging.
+const LOG_QUEUE_LINES: usize = 4_096;
+
 /// Logs go to stderr (in stdio mode stdout carries the MCP stream), written by
 /// a background thread so a tool call never waits on the terminal or a pipe.
 fn init_logging(format: &str) -> tracing_appender::non_blocking::WorkerGuard {
     let filter = EnvFilter::try_from_env("DMS_BRIDGE_LOG")
         .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"));
+    // The writer's queue is allocated whole at start: its default of 128,000
+    // lines was 4 MB of the demo's resident memory (BENCHMARKS.md "Memory").
+    // Full, it makes a call wait for the terminal rather than lose a line.
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
         .lossy(false)
         .finish(std::io::stderr());
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
