@@ -567,7 +567,7 @@ async fn deleted_and_sold_units_are_never_listed_and_get_says_unavailable() {
         let filtered = ok(&call(
             &client,
             "inventory.search",
-            json!({ "dealership_id": "acme", "filters": { "vin": vin } }),
+            json!({ "response_format": "detailed", "dealership_id": "acme", "filters": { "vin": vin } }),
         )
         .await);
         assert_eq!(filtered["total"], 0, "{vin} must not be searchable");
@@ -676,7 +676,7 @@ async fn a_records_path_that_matches_nothing_is_warned_about_once() {
         .unwrap();
     let url = format!("http://{addr}/mcp");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while reqwest::get(format!("http://{addr}/healthz"))
+    while common::http_get(format!("http://{addr}/healthz"))
         .await
         .is_err()
     {
@@ -691,7 +691,7 @@ async fn a_records_path_that_matches_nothing_is_warned_about_once() {
         let page = ok(&call(
             &client,
             "inventory.search",
-            json!({ "dealership_id": "acme", "limit": limit }),
+            json!({ "response_format": "detailed", "dealership_id": "acme", "limit": limit }),
         )
         .await);
         assert_eq!(page["items"], json!([]), "{page}");

@@ -22,12 +22,7 @@ async fn demo_serves_every_dealership_to_the_group_token() {
     let domains = &list["items"][2]["domains"];
     assert_eq!(domains, &json!(["repair_orders", "deals"]), "{list}");
     for id in ["demo-cdk", "demo-feed"] {
-        let page = ok(&call(
-            &client,
-            "inventory.search",
-            json!({ "dealership_id": id, "limit": 100 }),
-        )
-        .await);
+        let page = every_page(&client, json!({ "dealership_id": id })).await;
         let items = page["items"].as_array().unwrap();
         assert!(items.len() >= 60, "{id} lists {} vehicles", items.len());
         assert_eq!(page["total"].as_u64().unwrap() as usize, items.len());

@@ -264,12 +264,7 @@ where
 
 /// Every listed vehicle of a dealership (one page: all fixtures hold fewer than 100).
 async fn listed(client: &Client, dealership: &str) -> Vec<Value> {
-    let page = ok(&call(
-        client,
-        "inventory.search",
-        json!({ "dealership_id": dealership, "limit": 100 }),
-    )
-    .await);
+    let page = every_page(client, json!({ "dealership_id": dealership })).await;
     let items = page["items"].as_array().unwrap().clone();
     assert_eq!(
         page["total"].as_u64().unwrap() as usize,
@@ -459,7 +454,7 @@ async fn every_unsold_row_is_listed_and_sold_rows_are_unavailable() {
         let page = ok(&call(
             &client,
             "inventory.search",
-            json!({ "dealership_id": "lot", "filters": { "stock": stock } }),
+            json!({ "response_format": "detailed", "dealership_id": "lot", "filters": { "stock": stock } }),
         )
         .await);
         assert_eq!(page["total"], 0);
@@ -865,7 +860,7 @@ async fn a_feed_failing_at_start_up_is_unavailable_then_recovers() {
         let failure = err(&call(
             &client,
             "inventory.search",
-            json!({ "dealership_id": "lot" }),
+            json!({ "response_format": "detailed", "dealership_id": "lot" }),
         )
         .await);
         assert_eq!(failure["code"], "upstream.unavailable");
@@ -891,7 +886,7 @@ async fn a_feed_failing_at_start_up_is_unavailable_then_recovers() {
                 let result = call(
                     c,
                     "inventory.search",
-                    json!({ "dealership_id": "lot", "limit": 100 }),
+                    json!({ "response_format": "detailed", "dealership_id": "lot", "limit": 100 }),
                 )
                 .await;
                 (result.is_error != Some(true))
@@ -925,7 +920,7 @@ async fn an_html_page_instead_of_the_feed_is_an_invalid_response() {
         let failure = err(&call(
             &client,
             "inventory.search",
-            json!({ "dealership_id": "lot" }),
+            json!({ "response_format": "detailed", "dealership_id": "lot" }),
         )
         .await);
         assert_eq!(failure["code"], "upstream.invalid_response");
@@ -969,7 +964,7 @@ async fn a_one_line_html_page_at_start_up_is_an_invalid_response_not_an_empty_in
         let result = call(
             &client,
             "inventory.search",
-            json!({ "dealership_id": "lot" }),
+            json!({ "response_format": "detailed", "dealership_id": "lot" }),
         )
         .await;
         assert_eq!(
@@ -1139,7 +1134,7 @@ async fn anonymous_callers_read_only_anonymous_inventory() {
         let denied = err(&call(
             &anonymous,
             "inventory.search",
-            json!({ "dealership_id": "private" }),
+            json!({ "response_format": "detailed", "dealership_id": "private" }),
         )
         .await);
         assert_eq!(denied["code"], "auth.unauthorized");

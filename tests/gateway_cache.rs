@@ -60,7 +60,7 @@ async fn search(client: &Client, args: Value) -> CallToolResult {
 }
 
 async fn get_text(url: &str) -> (u16, String) {
-    let response = reqwest::get(url).await.unwrap();
+    let response = common::http_get(url).await.unwrap();
     let status = response.status().as_u16();
     (status, response.text().await.unwrap())
 }
@@ -194,7 +194,9 @@ async fn different_arguments_are_different_entries_and_key_order_does_not_matter
     assert!(!hit_of(&first));
     assert_eq!(count(&server, INVENTORY_PATH).await, 3);
     let reordered = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"inventory.search","arguments":{"filters":{"year_max":2030,"year_min":2015,"condition":["used"]},"limit":10,"dealership_id":"acme"}}}"#;
-    let response = reqwest::Client::new()
+    let response = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(&bridge.url)
         .header("Authorization", "Bearer acme-token")
         .header("Content-Type", "application/json")
@@ -256,8 +258,16 @@ async fn entries_are_per_dealership_and_scoping_runs_before_the_cache() {
     let group = connect(&bridge.url, Some("group-token")).await;
     let alpha_only = connect(&bridge.url, Some("alpha-token")).await;
 
-    let alpha = search(&group, json!({ "dealership_id": "alpha", "limit": 10 })).await;
-    let beta = search(&group, json!({ "dealership_id": "beta", "limit": 10 })).await;
+    let alpha = search(
+        &group,
+        json!({ "dealership_id": "alpha", "response_format": "detailed", "limit": 10 }),
+    )
+    .await;
+    let beta = search(
+        &group,
+        json!({ "dealership_id": "beta", "response_format": "detailed", "limit": 10 }),
+    )
+    .await;
     assert!(!hit_of(&alpha));
     assert!(
         !hit_of(&beta),
@@ -273,9 +283,17 @@ async fn entries_are_per_dealership_and_scoping_runs_before_the_cache() {
     }
 
     // Beta's answer is cached now; a token for alpha only still gets nothing of it.
-    let beta_again = search(&group, json!({ "dealership_id": "beta", "limit": 10 })).await;
+    let beta_again = search(
+        &group,
+        json!({ "dealership_id": "beta", "response_format": "detailed", "limit": 10 }),
+    )
+    .await;
     assert!(hit_of(&beta_again));
-    let refused = search(&alpha_only, json!({ "dealership_id": "beta", "limit": 10 })).await;
+    let refused = search(
+        &alpha_only,
+        json!({ "dealership_id": "beta", "response_format": "detailed", "limit": 10 }),
+    )
+    .await;
     let error = err(&refused);
     assert_eq!(error["code"], "auth.forbidden", "{error}");
     assert!(
@@ -294,7 +312,7 @@ async fn cached_answers_keep_their_first_verification_time_and_report_their_age(
     let server = upstream(inventory_ok()).await;
     let bridge = with_config(&rest_config(&server.uri(), "")).await;
     let client = connect(&bridge.url, Some("acme-token")).await;
-    let args = json!({ "dealership_id": "acme", "limit": 3 });
+    let args = json!({ "dealership_id": "acme", "response_format": "detailed", "limit": 3 });
 
     let before = chrono::Utc::now();
     let first = search(&client, args.clone()).await;

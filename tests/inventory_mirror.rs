@@ -247,7 +247,7 @@ async fn a_truncated_read_is_held_back_until_reads_agree() {
             .len(),
         0
     );
-    let ready: Value = reqwest::get(format!("http://{}/readyz", bridge.addr))
+    let ready: Value = common::http_get(format!("http://{}/readyz", bridge.addr))
         .await
         .unwrap()
         .json()
@@ -308,7 +308,7 @@ async fn a_failing_upstream_makes_answers_stale_and_readyz_says_so() {
     )
     .await);
     assert!(facets["stale"].is_object());
-    let ready: Value = reqwest::get(format!("http://{}/readyz", bridge.addr))
+    let ready: Value = common::http_get(format!("http://{}/readyz", bridge.addr))
         .await
         .unwrap()
         .json()

@@ -9,17 +9,12 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::inventory::upstream;
-use common::{INVENTORY_PATH, call, connect, count, ok, rest_config};
+use common::{INVENTORY_PATH, connect, count, rest_config};
 use serde_json::{Value, json};
 
 /// Every listed vehicle by VIN, from one uncached search.
 async fn listed(client: &common::Client) -> BTreeMap<String, Value> {
-    let page = ok(&call(
-        client,
-        "inventory.search",
-        json!({ "dealership_id": "acme", "limit": 100 }),
-    )
-    .await);
+    let page = common::every_page(client, json!({ "dealership_id": "acme" })).await;
     page["items"]
         .as_array()
         .unwrap()

@@ -10,20 +10,13 @@ use common::*;
 use serde_json::{Value, json};
 
 async fn everything(client: &Client, dealership: &str) -> Vec<Value> {
-    let page = ok(&call(
-        client,
-        "inventory.search",
-        json!({ "dealership_id": dealership, "limit": 100 }),
-    )
-    .await);
-    assert!(page.get("next_cursor").is_none());
+    let page = every_page(client, json!({ "dealership_id": dealership })).await;
     page["items"].as_array().unwrap().clone()
 }
 
+/// Every match of a search, in full records, across its pages.
 async fn search(client: &Client, args: Value) -> Vec<Value> {
-    let mut args = args;
-    args["limit"] = json!(100);
-    ok(&call(client, "inventory.search", args).await)["items"]
+    every_page(client, args).await["items"]
         .as_array()
         .unwrap()
         .clone()
@@ -404,4 +397,135 @@ async fn resources_mirror_the_reads() {
         ))
         .await;
     assert!(forbidden.is_err());
+}
+
+/// The text block a model reads, and what the bridge estimates it costs.
+fn estimated_tokens(result: &rmcp::model::CallToolResult) -> usize {
+    let text = &result.content[0].as_text().expect("a text block").text;
+    dms_bridge::contract::tokens::estimate(text)
+}
+
+#[tokio::test]
+async fn pages_stop_at_the_token_budget_and_their_cursors_go_on_from_there() {
+    let bridge =
+        demo_edited(|toml| toml.replacen("[limits]\n", "[limits]\nmax_result_tokens = 3000\n", 1))
+            .await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let total = ok(&call(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "demo-cdk", "limit": 1 }),
+    )
+    .await)["total"]
+        .as_u64()
+        .unwrap();
+
+    for format in ["detailed", "concise"] {
+        let (mut seen, mut pages, mut cursor) = (Vec::new(), 0, None::<String>);
+        loop {
+            let mut args =
+                json!({ "dealership_id": "demo-cdk", "limit": 100, "response_format": format });
+            if let Some(c) = &cursor {
+                args["cursor"] = json!(c);
+            }
+            let result = call(&client, "inventory.search", args).await;
+            assert!(
+                estimated_tokens(&result) <= 3000,
+                "{format} page {pages} is over the budget"
+            );
+            let page = ok(&result);
+            pages += 1;
+            seen.extend(
+                ids(page["items"].as_array().unwrap())
+                    .into_iter()
+                    .map(|id| (pages, id)),
+            );
+            assert_eq!(
+                page["has_more"],
+                page.get("next_cursor").is_some(),
+                "{page}"
+            );
+            match page.get("next_cursor").and_then(Value::as_str) {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => break,
+            }
+            assert!(pages < 100, "paging does not end");
+        }
+        let distinct: BTreeSet<&String> = seen.iter().map(|(_, id)| id).collect();
+        assert_eq!(
+            seen.len() as u64,
+            total,
+            "{format}: every vehicle once across {pages} pages"
+        );
+        assert_eq!(distinct.len() as u64, total, "{format}: no vehicle twice");
+        assert!(
+            pages > 1,
+            "{format}: {total} vehicles fit in one page of 3,000 tokens"
+        );
+    }
+
+    // A single answer over the budget is refused, with the budget in the details.
+    let facets = call(
+        &client,
+        "inventory.facets",
+        json!({ "dealership_id": "demo-cdk" }),
+    )
+    .await;
+    let error = err(&facets);
+    assert_eq!(error["code"], "request.result_too_large", "{error}");
+    assert_eq!(error["details"]["max_tokens"], 3000, "{error}");
+    assert!(
+        error["details"]["estimated_tokens"].as_u64().unwrap() > 3000,
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn concise_records_are_the_detailed_ones_cut_down_to_the_fields_to_choose_by() {
+    let bridge = demo().await;
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    let page = ok(&call(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "demo-cdk", "limit": 100 }),
+    )
+    .await);
+    assert!(
+        page.get("next_cursor").is_none(),
+        "the whole demo inventory fits one concise page"
+    );
+    let concise = page["items"].as_array().unwrap().clone();
+    let detailed = everything(&client, "demo-cdk").await;
+    assert_eq!(ids(&concise), ids(&detailed));
+    let fields = [
+        "id",
+        "stock",
+        "status",
+        "condition",
+        "year",
+        "make",
+        "model",
+        "trim",
+        "exterior_color",
+        "mileage",
+        "price",
+        "offered_price",
+    ];
+    for (short, full) in concise.iter().zip(&detailed) {
+        assert_eq!(short["id"], full["id"], "the same order");
+        for (key, value) in short.as_object().unwrap() {
+            assert!(
+                fields.contains(&key.as_str()),
+                "{key} is not a concise field"
+            );
+            assert_eq!(&full[key], value, "{key} as in the full record");
+        }
+        for key in fields {
+            assert_eq!(
+                short.get(key),
+                full.get(key),
+                "{key} kept when the record has it"
+            );
+        }
+    }
 }

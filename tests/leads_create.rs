@@ -20,7 +20,7 @@ async fn a_lead_reaches_the_crm_http_intake_as_adf() {
     let search = ok(&call(
         &client,
         "inventory.search",
-        json!({ "dealership_id": "demo-cdk", "limit": 1 }),
+        json!({ "response_format": "detailed", "dealership_id": "demo-cdk", "limit": 1 }),
     )
     .await);
     let vehicle = &search["items"][0];

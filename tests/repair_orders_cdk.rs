@@ -115,7 +115,7 @@ fn quick_profile(dir: &tempfile::TempDir) -> String {
 const NOV: (&str, &str) = ("2026-11-01", "2026-11-20");
 
 fn list_args(extra: Value) -> Value {
-    let mut args = json!({ "dealership_id": "acme", "from": NOV.0, "to": NOV.1 });
+    let mut args = json!({ "dealership_id": "acme", "from": NOV.0, "to": NOV.1, "response_format": "detailed" });
     args.as_object_mut()
         .unwrap()
         .extend(extra.as_object().unwrap().clone());
@@ -367,27 +367,27 @@ async fn refuses_bad_arguments_before_any_upstream_call() {
         ),
         (
             "service.list_repair_orders",
-            json!({ "dealership_id": "acme", "from": "2026-11-20", "to": "2026-11-01" }),
+            json!({ "response_format": "detailed", "dealership_id": "acme", "from": "2026-11-20", "to": "2026-11-01" }),
             "/to",
         ),
         (
             "service.list_repair_orders",
-            json!({ "dealership_id": "acme", "from": "2026-01-01", "to": "2026-11-01" }),
+            json!({ "response_format": "detailed", "dealership_id": "acme", "from": "2026-01-01", "to": "2026-11-01" }),
             "/to",
         ),
         (
             "service.list_repair_orders",
-            json!({ "dealership_id": "acme", "from": "2026-02-30" }),
+            json!({ "response_format": "detailed", "dealership_id": "acme", "from": "2026-02-30" }),
             "/from",
         ),
         (
             "service.list_repair_orders",
-            json!({ "dealership_id": "acme", "vin": "1FTEW1EP56MFA6780" }),
+            json!({ "response_format": "detailed", "dealership_id": "acme", "vin": "1FTEW1EP56MFA6780" }),
             "/vin",
         ),
         (
             "service.list_repair_orders",
-            json!({ "dealership_id": "acme", "status": ["parked"] }),
+            json!({ "response_format": "detailed", "dealership_id": "acme", "status": ["parked"] }),
             "/status/0",
         ),
     ];
@@ -406,7 +406,7 @@ async fn refuses_bad_arguments_before_any_upstream_call() {
     let forbidden = err(&call(
         &sales,
         "service.list_repair_orders",
-        json!({ "dealership_id": "acme" }),
+        json!({ "response_format": "detailed", "dealership_id": "acme" }),
     )
     .await);
     assert_eq!(forbidden["code"], "auth.forbidden");
@@ -532,6 +532,7 @@ async fn reports_progress_while_the_dms_prepares_the_data() {
     let bridge = with_config(&config(&server.uri(), "cdk-fortellis")).await;
 
     let recorder = ProgressRecorder::default();
+    dms_bridge::net::install_tls_provider();
     let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             bridge.url.clone(),
@@ -581,6 +582,7 @@ async fn reports_progress_while_the_dms_prepares_the_data() {
 
     // Without a progress token, no notification is sent.
     let quiet = ProgressRecorder::default();
+    dms_bridge::net::install_tls_provider();
     let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             bridge.url.clone(),
@@ -605,7 +607,7 @@ async fn the_demo_answers_repair_orders_from_its_cdk_drive_mock() {
     let list = ok(&call(
         &client,
         "service.list_repair_orders",
-        json!({ "dealership_id": "demo-cdk" }),
+        json!({ "response_format": "detailed", "dealership_id": "demo-cdk" }),
     )
     .await);
     // The mock moves the fixture's dates so its orders are recent: all eight fall in the last 30 days.

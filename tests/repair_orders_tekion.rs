@@ -88,7 +88,7 @@ async fn lists_every_page_with_epoch_windows_and_the_vendors_headers() {
     let server = tekion().await;
     let bridge = with_config(&config(&server.uri())).await;
     let client = connect(&bridge.url, Some("advisor-token")).await;
-    let args = json!({ "dealership_id": "hill", "from": "2026-11-01", "to": "2026-11-20" });
+    let args = json!({ "dealership_id": "hill", "from": "2026-11-01", "to": "2026-11-20", "response_format": "detailed" });
     let list = ok(&call(&client, "service.list_repair_orders", args).await);
     let numbers: Vec<&str> = list["items"]
         .as_array()
@@ -212,7 +212,7 @@ async fn an_error_inside_a_200_answer_is_an_error() {
     let error = err(&call(
         &client,
         "service.list_repair_orders",
-        json!({ "dealership_id": "hill" }),
+        json!({ "response_format": "detailed", "dealership_id": "hill" }),
     )
     .await);
     assert_eq!(
@@ -245,7 +245,7 @@ async fn an_error_inside_a_200_answer_is_an_error() {
     let error = err(&call(
         &client,
         "service.list_repair_orders",
-        json!({ "dealership_id": "hill" }),
+        json!({ "response_format": "detailed", "dealership_id": "hill" }),
     )
     .await);
     assert_eq!(error["code"], "upstream.rejected");
@@ -258,7 +258,7 @@ async fn the_demo_service_center_reads_its_tekion_dms() {
     let list = ok(&call(
         &client,
         "service.list_repair_orders",
-        json!({ "dealership_id": "demo-tekion", "status": ["open", "in_progress"] }),
+        json!({ "response_format": "detailed", "dealership_id": "demo-tekion", "status": ["open", "in_progress"] }),
     )
     .await);
     assert_eq!(list["total"], 4, "{list}");

@@ -116,7 +116,7 @@ fn text(value: &Value) -> &str {
 }
 
 fn list_args(from: &str, to: &str) -> Value {
-    json!({ "dealership_id": "acme", "from": from, "to": to })
+    json!({ "dealership_id": "acme", "response_format": "detailed", "from": from, "to": to })
 }
 
 fn total_for<'a>(order: &'a Value, pay_type: &str) -> &'a Value {
@@ -451,7 +451,7 @@ async fn a_star_status_is_checked_by_the_profile() {
 async fn the_demo_serves_demo_feeds_repair_orders_from_its_opentrack_mock() {
     let bridge = demo().await;
     let client = connect(&bridge.url, Some("demo-token-group")).await;
-    let args = json!({ "dealership_id": "demo-feed", "from": "2026-10-21", "to": "2026-11-14" });
+    let args = json!({ "dealership_id": "demo-feed", "response_format": "detailed", "from": "2026-10-21", "to": "2026-11-14" });
     let answer = ok(&call(&client, "service.list_repair_orders", args).await);
     assert_eq!(answer["total"], 4);
     assert_eq!(answer["timezone"], "America/Denver");

@@ -440,11 +440,11 @@ async fn call_the_upstream(client: &Client, kind: Kind) -> CallToolResult {
     let (tool, args) = match kind {
         Kind::Soap => (
             "service.list_repair_orders",
-            json!({ "dealership_id": "acme", "from": CLOSE_DAY, "to": CLOSE_DAY }),
+            json!({ "response_format": "detailed", "dealership_id": "acme", "from": CLOSE_DAY, "to": CLOSE_DAY }),
         ),
         _ => (
             "inventory.search",
-            json!({ "dealership_id": "acme", "limit": 100 }),
+            json!({ "response_format": "detailed", "dealership_id": "acme", "limit": 100, "response_format": "detailed" }),
         ),
     };
     call_tool(client, tool, args).await

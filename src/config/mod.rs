@@ -232,6 +232,12 @@ pub struct LimitsConfig {
     pub call_timeout: Duration,
     /// Largest serialized result; bigger ones get `request.result_too_large`.
     pub max_result_bytes: usize,
+    /// Most tokens one result may put in front of a model, estimated from
+    /// above (`contract::tokens`): a list page stops short of it and its
+    /// cursor goes on from there; any other result over it gets
+    /// `request.result_too_large`. The default stays under the hosts' caps
+    /// (Claude Code: 25,000).
+    pub max_result_tokens: usize,
 }
 
 impl Default for LimitsConfig {
@@ -241,6 +247,7 @@ impl Default for LimitsConfig {
             max_limit: 100,
             call_timeout: Duration::from_secs(30),
             max_result_bytes: 4 * 1024 * 1024,
+            max_result_tokens: 20_000,
         }
     }
 }

@@ -122,6 +122,13 @@ impl Config {
                 "must be between 1 and limits.max_limit",
             ));
         }
+        // Below ~1,000 a single detailed record may not fit.
+        if l.max_result_tokens < 1_000 {
+            errors.push(ConfigError::new(
+                "limits.max_result_tokens",
+                "must be at least 1000",
+            ));
+        }
     }
 
     fn validate_dealership(&self, path: &str, d: &DealershipConfig, errors: &mut Vec<ConfigError>) {

@@ -45,6 +45,26 @@ pub struct Page {
     pub next_cursor: Option<String>,
 }
 
+impl Page {
+    /// The cursor after the page's first `kept` items, when a page is cut
+    /// short (by the answer's token budget): the page's own next cursor when
+    /// it kept them all.
+    pub fn cursor_after(
+        &self,
+        kept: usize,
+        codec: &CursorCodec,
+        dealership_id: &str,
+        query_hash: &str,
+    ) -> Option<String> {
+        if kept < self.range.len() {
+            let offset = self.range.start.saturating_add(kept) as u64;
+            Some(codec.encode(dealership_id, query_hash, offset))
+        } else {
+            self.next_cursor.clone()
+        }
+    }
+}
+
 impl CursorCodec {
     pub fn new(key: &[u8]) -> Self {
         Self { key: key.to_vec() }

@@ -7,6 +7,7 @@ pub mod error;
 pub mod payload;
 pub mod principal;
 pub mod redact;
+pub mod tokens;
 
 pub use error::{ErrorCode, Problem, Problems, ToolError};
 pub use payload::Payload;

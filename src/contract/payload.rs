@@ -20,6 +20,8 @@ struct Serialized {
     value: OnceLock<Value>,
     /// `text` as a JSON string literal, made on first use and kept with the entry.
     quoted: OnceLock<Bytes>,
+    /// The estimated tokens of `text` (see `tokens`), counted once per result.
+    tokens: OnceLock<usize>,
 }
 
 /// Lends the JSON text to a `Bytes` without copying it.
@@ -38,6 +40,7 @@ impl Payload {
             text: serde_json::to_string(result)?,
             value: OnceLock::new(),
             quoted: OnceLock::new(),
+            tokens: OnceLock::new(),
         })))
     }
 
@@ -50,6 +53,14 @@ impl Payload {
     /// The result as JSON text.
     pub fn text(&self) -> &str {
         &self.0.text
+    }
+
+    /// What the text costs a model to read, estimated from above (`tokens`).
+    pub fn estimated_tokens(&self) -> usize {
+        *self
+            .0
+            .tokens
+            .get_or_init(|| super::tokens::estimate(&self.0.text))
     }
 
     /// The JSON text as bytes that share this payload's memory: an answer can

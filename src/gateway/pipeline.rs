@@ -279,7 +279,7 @@ impl Gateway {
             }
             _ => work.await?,
         };
-        self.check_size(payload.text().len())?;
+        self.check_size(&payload)?;
         Ok(payload)
     }
 
@@ -346,16 +346,26 @@ impl Gateway {
         Ok((dealership, cache_ttl))
     }
 
-    fn check_size(&self, size: usize) -> Result<(), ToolError> {
-        let max = self.limits().max_result_bytes;
-        if size <= max {
+    /// The last guard on what reaches the model: list tools fit their pages
+    /// to the token budget themselves, so this refuses only a single record
+    /// (or a page of one) too large to send.
+    fn check_size(&self, payload: &crate::contract::Payload) -> Result<(), ToolError> {
+        let limits = self.limits();
+        let (size, max) = (payload.text().len(), limits.max_result_bytes);
+        let (tokens, max_tokens) = (payload.estimated_tokens(), limits.max_result_tokens);
+        if size <= max && tokens <= max_tokens {
             return Ok(());
         }
         Err(ToolError::new(
             ErrorCode::RequestResultTooLarge,
             "The result is larger than the bridge returns at once.",
         )
-        .with_details(json!({ "max_bytes": max, "size_bytes": size }))
+        .with_details(json!({
+            "max_bytes": max,
+            "size_bytes": size,
+            "max_tokens": max_tokens,
+            "estimated_tokens": tokens,
+        }))
         .with_hint(
             "Ask for fewer items (a lower limit) or narrow the filters, and page with the cursor.",
         ))

@@ -212,7 +212,7 @@ pub enum WearCondition {
     Poor,
 }
 
-/// An odometer reading: whole miles (as AAP sends it) or a value with its unit.
+/// Whole miles, or a value with its unit.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(untagged)]
 pub enum MileageArg {

@@ -11,7 +11,7 @@ pub enum DistanceUnit {
     Km,
 }
 
-/// An odometer reading or a mileage bound.
+// An odometer reading or a mileage bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Mileage {

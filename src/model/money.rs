@@ -7,13 +7,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// An amount of money in minor units (cents for USD).
+// Money in minor units (cents); a plain comment keeps it out of every schema.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Money {
-    /// Amount in minor units of `currency` (e.g. 2899900 = 28,999.00 USD).
+    /// Minor units (cents).
     pub amount: i64,
-    /// ISO 4217 currency code.
+    /// ISO 4217, e.g. `USD`.
     #[schemars(regex(pattern = r"^[A-Z]{3}$"))]
     pub currency: String,
 }

@@ -19,15 +19,14 @@ const VALID_DAYS: i64 = 7;
 #[serde(deny_unknown_fields)]
 pub struct TradeValueArgs {
     pub dealership_id: String,
-    /// 17 characters, check digit verified.
     pub vin: String,
     /// The odometer reading.
     pub mileage: Mileage,
-    /// The customer's ZIP code (default: the dealership's).
+    /// Default: the dealership's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^\d{5}(-\d{4})?$"))]
     pub zip: Option<String>,
-    /// The customer's view of the condition; picks `value` within the range.
+    /// The customer's view.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<WearCondition>,
 }

@@ -11,6 +11,7 @@ use crate::contract::error::{ErrorCode, ToolError};
 use crate::contract::{Principal, Scope};
 use crate::model::event::{Event, EventType, ResourceKind};
 use crate::store::events::{self, StoredEvent};
+use crate::tools::budget::fit_page;
 use crate::tools::{Check, Dealership, Handled, ToolArgs, ToolContext, to_result};
 
 /// Rows read per query while filtering.
@@ -23,18 +24,17 @@ const SCAN_LIMIT: usize = 5_000;
 pub struct ListArgs {
     #[schemars(length(min = 1, max = 64))]
     pub dealership_id: String,
-    /// `next_cursor` from the previous call: events after it. Without one, the
-    /// oldest events kept (`events.retention`).
+    /// `next_cursor` from the previous call; without one, the oldest kept.
     #[serde(default)]
     #[schemars(length(min = 1, max = 256))]
     pub cursor: Option<String>,
-    /// Only these event types (all you may see when empty).
+    /// Default: all you may see.
     #[serde(default)]
     pub types: Vec<EventType>,
     /// Only events about this resource.
     #[serde(default)]
     pub resource: Option<ResourceFilter>,
-    /// Events per page (default and maximum as for every list).
+    /// Page size.
     #[serde(default)]
     pub limit: Option<u32>,
 }
@@ -187,10 +187,17 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
         }
     }
     let has_more = !at_end || found.len() == limit && more_after(&ctx, &args, position).await;
-    to_result(&ListResult {
-        items: found,
-        next_cursor: codec.encode(&args.dealership_id, CURSOR_QUERY, position),
-        has_more,
+    fit_page(&ctx, &found, |kept| {
+        // Cut short by the token budget, the page goes on after its last event.
+        let (position, has_more) = match found.get(kept.wrapping_sub(1)) {
+            Some(last) if kept < found.len() => (last.sequence, true),
+            _ => (position, has_more),
+        };
+        to_result(&ListResult {
+            items: found[..kept].to_vec(),
+            next_cursor: codec.encode(&args.dealership_id, CURSOR_QUERY, position),
+            has_more,
+        })
     })
 }
 

@@ -2,7 +2,9 @@
 //! scopes and schemas. Schemas are derived from the same Rust types that parse
 //! the arguments and build the results, so they cannot drift.
 
+mod budget;
 mod check;
+mod compact_schema;
 mod context;
 pub mod dealership;
 pub mod deals;
@@ -34,7 +36,7 @@ use crate::model::Domain;
 
 /// Version of the public tool contract (TOOLSET.md). Bump the major on any
 /// breaking change to names, schemas or error codes.
-pub const TOOLSET_VERSION: &str = "3.0.0";
+pub const TOOLSET_VERSION: &str = "4.0.0";
 
 /// The `_meta` key of a tool definition that holds its canonical name.
 pub const CANONICAL_NAME_META: &str = "io.dms-bridge/canonical_name";
@@ -172,7 +174,7 @@ impl ToolId {
         Tool::new(
             self.listed_name(naming),
             self.description(),
-            self.input_schema(),
+            Arc::new(compact_schema::compact(&self.input_schema())),
         )
         .with_title(self.title())
         .with_raw_output_schema(self.output_schema())

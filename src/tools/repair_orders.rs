@@ -13,6 +13,8 @@ use crate::contract::error::{ErrorCode, ToolError};
 use crate::mirror::repair_orders;
 use crate::model::repair_order::{PayTotal, RepairOrder, RoJob, RoVehicle};
 use crate::model::{Domain, vin};
+use crate::tools::budget::fit_page;
+use crate::tools::inventory::ResponseFormat;
 use crate::tools::{Check, Handled, ToolArgs, ToolContext};
 use crate::tools::{iso_date, to_result};
 
@@ -25,11 +27,11 @@ const DEFAULT_DAYS: u64 = 30;
 #[serde(deny_unknown_fields)]
 pub struct GetRepairOrderArgs {
     pub dealership_id: String,
-    /// The RO number printed on the order. Give this or `repair_order_id`.
+    /// As printed; or give `repair_order_id`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$"))]
     pub ro_number: Option<String>,
-    /// The DMS's own id, as `service.list_repair_orders` returns it.
+    /// The DMS's own id, from service_list_repair_orders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"))]
     pub repair_order_id: Option<String>,
@@ -39,29 +41,35 @@ pub struct GetRepairOrderArgs {
 #[serde(deny_unknown_fields)]
 pub struct ListRepairOrdersArgs {
     pub dealership_id: String,
-    /// Only these statuses (default: all).
+    /// Default: all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 3))]
     pub status: Vec<RoStatus>,
-    /// First day (inclusive, `YYYY-MM-DD`, dealership time zone); default 30 days ago.
-    /// Closed orders count on the day they closed, others on the day they opened.
+    /// First day, `YYYY-MM-DD`, dealership time; default 30 days ago.
+    // Closed orders count on the day they closed, others on the day they opened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
     pub from: Option<String>,
-    /// Last day (inclusive); default today; at most 92 days after `from`.
+    /// Last day; default today; at most 92 days after `from`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
     pub to: Option<String>,
-    /// Only orders for this vehicle (check digit verified).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vin: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub limit: Option<u32>,
-    /// `next_cursor` from the previous page of the same list.
+    /// A `next_cursor`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 512))]
     pub cursor: Option<String>,
+    /// `detailed` adds `jobs` and `totals`.
+    #[serde(default, skip_serializing_if = "is_concise")]
+    pub response_format: ResponseFormat,
+}
+
+fn is_concise(format: &ResponseFormat) -> bool {
+    *format == ResponseFormat::Concise
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -84,8 +92,11 @@ pub struct RepairOrderView {
     /// The customer, minimised to initials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer_initials: Option<String>,
+    /// Absent in a concise list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<RoJob>,
     /// Per pay type, in minor units.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub totals: Vec<PayTotal>,
 }
 
@@ -228,7 +239,8 @@ pub async fn list_repair_orders(ctx: ToolContext<'_>, args: ListRepairOrdersArgs
     orders.dedup_by(|a, b| a.ro_number == b.ro_number);
     observe_statuses(&ctx, &args.dealership_id, &orders).await;
     let hash = list_hash(&args);
-    let page = ctx.services.cursors.page(
+    let cursors = &ctx.services.cursors;
+    let page = cursors.page(
         args.cursor.as_deref(),
         &args.dealership_id,
         &hash,
@@ -236,16 +248,31 @@ pub async fn list_repair_orders(ctx: ToolContext<'_>, args: ListRepairOrdersArgs
         orders.len(),
     );
     let total = orders.len();
-    let items = orders.drain(page.range).map(|ro| view(ro, tz)).collect();
-    to_result(&ListRepairOrdersResult {
-        items,
-        has_more: page.next_cursor.is_some(),
-        next_cursor: page.next_cursor,
-        total: total as u64,
-        from: from.to_string(),
-        to: to.to_string(),
-        timezone: dealership.profile.timezone.clone(),
+    let items: Vec<RepairOrderView> = orders
+        .drain(page.range.clone())
+        .map(|ro| shaped(view(ro, tz), args.response_format))
+        .collect();
+    fit_page(&ctx, &items, |kept| {
+        let next_cursor = page.cursor_after(kept, cursors, &args.dealership_id, &hash);
+        to_result(&ListRepairOrdersResult {
+            items: items[..kept].to_vec(),
+            has_more: next_cursor.is_some(),
+            next_cursor,
+            total: total as u64,
+            from: from.to_string(),
+            to: to.to_string(),
+            timezone: dealership.profile.timezone.clone(),
+        })
     })
+}
+
+/// A concise list leaves the jobs and totals to `service.get_repair_order`.
+fn shaped(mut view: RepairOrderView, format: ResponseFormat) -> RepairOrderView {
+    if format == ResponseFormat::Concise {
+        view.jobs.clear();
+        view.totals.clear();
+    }
+    view
 }
 
 /// Status changes since the bridge last read these orders become events.

@@ -143,7 +143,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "dealership.list",
         title: "List dealerships",
-        description: "List the dealerships (rooftops) you may use, with the domains each serves. Call this first to learn the dealership_id every other tool needs.",
+        description: "List the dealerships you may use and the domains each serves. Call first: every other tool needs a dealership_id.",
         domain: None,
         class: ToolClass::Read,
         staff_scope: None,
@@ -156,7 +156,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "dealership.get",
         title: "Get a dealership profile",
-        description: "Get a dealership's public profile: names, address, coordinates, phone numbers, opening hours, time zone, currency, brands and capabilities.",
+        description: "A dealership's public profile: address, phones, opening hours, time zone, currency, brands and capabilities.",
         domain: None,
         class: ToolClass::Read,
         staff_scope: None,
@@ -169,7 +169,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "inventory.search",
         title: "Search vehicle inventory",
-        description: "Search a dealership's vehicles for sale with structured filters (condition, make, model, trim, body, fuel, transmission, drivetrain, colors, year and price ranges, maximum mileage, VIN, stock number, free text), a sort and a page size. Sold vehicles are never returned. `price` is the final out-the-door price and the only price that price filters and sorting use; money is in minor units (cents). Pass `next_cursor` back as `cursor` for the next page.",
+        description: "Search a dealership's vehicles for sale (never sold ones). Concise records by default; `response_format: detailed` or inventory_get for every field. `price` is the final out-the-door price; money is in minor units (cents). Page with next_cursor.",
         domain: Some(Domain::Inventory),
         class: ToolClass::Read,
         staff_scope: None,
@@ -182,7 +182,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "inventory.get",
         title: "Get one vehicle",
-        description: "Get one vehicle by `vehicle_id`, `vin` or `stock` (if several are given, vehicle_id wins, then vin). Answers inventory.vehicle_unavailable when the unit is sold and inventory.vehicle_not_found when the dealership has no such unit.",
+        description: "One vehicle with every field, by vehicle_id, vin or stock.",
         domain: Some(Domain::Inventory),
         class: ToolClass::Read,
         staff_scope: None,
@@ -195,7 +195,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "inventory.facets",
         title: "Count inventory by attribute",
-        description: "Count a dealership's vehicles for sale by make, model, trim, year, body, condition, fuel, transmission, drivetrain, exterior color and status, with price, mileage and year ranges; takes the same filters as inventory_search.",
+        description: "Count a dealership's vehicles for sale by make, model, trim, year, body, condition, fuel, transmission, drivetrain, color and status, with price, mileage and year ranges. Same filters as inventory_search.",
         domain: Some(Domain::Inventory),
         class: ToolClass::Read,
         staff_scope: None,
@@ -208,7 +208,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "leads.create",
         title: "Send a sales lead to the dealership",
-        description: "Send a customer's request to the dealership's CRM as a sales lead (ADF), with an optional vehicle of interest, trade-in and appointment request. Needs the customer's consent (consent.scope [\"lead_submission\"], the channels they allowed, the verbatim text they agreed to). The lead is stored before the answer and delivered with retries. An equivalent lead from the same customer within the duplicate window answers status duplicate and is not sent again. Pass an idempotency_key to make retries safe; dry_run validates and returns the ADF document without sending. An appointment is only requested (or proposed, outside opening hours), never booked.",
+        description: "Send a customer's sales lead (ADF) to the dealership's CRM, with an optional vehicle of interest, trade-in and appointment request (never a booking). Needs the customer's consent. Stored, then delivered with retries; a duplicate within the window is not sent again.",
         domain: Some(Domain::Leads),
         class: ToolClass::Write,
         staff_scope: None,
@@ -222,7 +222,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "leads.get",
         title: "Get a lead and its delivery state",
-        description: "Get a lead you sent through the bridge by lead_id: vehicles, appointment, consent summary and where its delivery to the CRM stands. Customer details are masked. Leads sent by other agents answer leads.lead_not_found.",
+        description: "A lead you sent, by lead_id: vehicles, appointment, consent and its delivery to the CRM. Customer details are masked.",
         domain: Some(Domain::Leads),
         class: ToolClass::Read,
         staff_scope: Some(Scope::LeadsStaff),
@@ -235,7 +235,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "leads.list",
         title: "List leads taken through the bridge",
-        description: "List the leads you sent through the bridge to a dealership (dealership staff with amcp:leads:staff: all of its leads), newest first, optionally only those whose delivery is pending, delivered or failed, or within a time range. Customer details are masked. Pass next_cursor back as cursor for the next page.",
+        description: "Leads you sent to a dealership (staff: all of them), newest first, by delivery state or time range. Customer details are masked.",
         domain: Some(Domain::Leads),
         class: ToolClass::Read,
         staff_scope: Some(Scope::LeadsStaff),
@@ -248,7 +248,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "deals.request_trade_value",
         title: "Estimate a trade-in's value",
-        description: "Estimate what the dealership's valuation provider says a trade-in is worth: give the VIN and the odometer reading (and optionally the customer's ZIP and the condition). Answers a low/average/high trade-in range in minor units (cents), the provider, and until when the estimate stands. It is an estimate, not an offer. Answers deals.trade_value_unavailable when the provider has no values for the vehicle.",
+        description: "Estimate a trade-in's value from the dealership's valuation provider by VIN and mileage: a low/average/high range in minor units and until when it stands. An estimate, not an offer.",
         domain: Some(Domain::Deals),
         class: ToolClass::Read,
         staff_scope: None,
@@ -261,7 +261,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "service.check_availability",
         title: "Find open service appointment slots",
-        description: "List open service appointment slots at a dealership for one or more service codes (from its service menu) and the customer's vehicle (vin, vehicle_id, or year/make/model), between two dates (YYYY-MM-DD, inclusive, in the dealership's time zone, up to 31 days). Slot times are RFC 3339 with the dealership's offset, earliest first. Unknown service codes are refused with the menu in details.service_menu. Checking does not hold a slot.",
+        description: "Open service slots for service codes and the customer's vehicle between two dates (dealership time zone, up to 31 days), earliest first. Holds nothing; unknown codes are refused with the menu.",
         domain: Some(Domain::Service),
         class: ToolClass::Read,
         staff_scope: None,
@@ -274,7 +274,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "service.book_appointment",
         title: "Book a service appointment",
-        description: "Book a service appointment in the dealership's scheduler: service codes from its menu, the customer's vehicle (vin, vehicle_id, or year/make/model), a start (RFC 3339 with offset, e.g. a start from service_check_availability), the customer (names, email and/or E.164 phone) and their consent (consent.scope [\"service_appointment\"]). Answers status booked or waitlisted with an appointment_id; proposed with proposed_times when the start is outside the service department's opening hours (nothing is booked); requested when the scheduler cannot book through the bridge and the request went to the dealership as a lead. A taken slot answers service.slot_unavailable with the next open slots. Pass an idempotency_key to make retries safe; dry_run validates, checks that the start is an open slot right now, and books nothing.",
+        description: "Book a service appointment: service codes, the vehicle, a start (e.g. from service_check_availability), the customer and their consent. Answers booked, waitlisted, proposed (start outside opening hours; nothing booked) or requested (sent to the dealership as a lead).",
         domain: Some(Domain::Service),
         class: ToolClass::Write,
         staff_scope: None,
@@ -287,7 +287,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "service.cancel_appointment",
         title: "Cancel a service appointment",
-        description: "Cancel a service appointment you booked, by the appointment_id service_book_appointment answered; the slot is freed. Cancelling an already cancelled appointment succeeds again. An unknown id, another agent's booking or one not made through the bridge answers service.appointment_not_found. dry_run checks that you may cancel it and cancels nothing.",
+        description: "Cancel a service appointment you booked, by appointment_id; cancelling again succeeds. dry_run cancels nothing.",
         domain: Some(Domain::Service),
         class: ToolClass::Write,
         staff_scope: Some(Scope::ServiceStaff),
@@ -300,7 +300,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "service.get_appointment",
         title: "Get a service appointment you booked",
-        description: "Get a service appointment you booked through the bridge, by the appointment_id service_book_appointment answered (events name it too): its status (booked, waitlisted or cancelled), when it was booked and, if so, cancelled. Appointments booked by other agents, or not through the bridge, answer service.appointment_not_found.",
+        description: "A service appointment you booked, by appointment_id: booked, waitlisted or cancelled, and when.",
         domain: Some(Domain::Service),
         class: ToolClass::Read,
         staff_scope: Some(Scope::ServiceStaff),
@@ -313,7 +313,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "service.get_repair_order",
         title: "Get one repair order",
-        description: "Get one repair order from the dealership's DMS by ro_number (as printed on the order) or repair_order_id: status (open, in_progress, closed), opened/promised/closed times in the dealership's time zone, the service advisor, the vehicle with mileage in and out, job lines with their op codes, status and pay type, and totals per pay type in minor units. The customer is shown as initials only. Some DMSs prepare the data asynchronously: the call can take several seconds, and reports progress when the request carries a progressToken. Answers service.repair_order_not_found when the DMS has no such order.",
+        description: "One repair order from the DMS by ro_number or repair_order_id: status, times, advisor, vehicle, job lines and totals per pay type. The customer as initials. Can take seconds; reports progress given a progressToken.",
         domain: Some(Domain::RepairOrders),
         class: ToolClass::Read,
         staff_scope: None,
@@ -326,7 +326,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "service.list_repair_orders",
         title: "List repair orders",
-        description: "List a dealership's repair orders, newest activity first, optionally only some statuses (open, in_progress, closed), for one VIN, and within a date range (YYYY-MM-DD, inclusive, dealership time zone; default the last 30 days, at most 92; closed orders count on the day they closed, others on the day they opened). Each order is shown as in service_get_repair_order. Pass next_cursor back as cursor for the next page.",
+        description: "A dealership's repair orders, newest activity first, by status, VIN or date range (default the last 30 days). Concise by default (no jobs or totals): `response_format: detailed` or service_get_repair_order for those.",
         domain: Some(Domain::RepairOrders),
         class: ToolClass::Read,
         staff_scope: None,
@@ -339,7 +339,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "events.list",
         title: "List change events",
-        description: "List a dealership's change events in order: vehicles created, updated (price, status, mileage…; data.changed names the fields) and deleted (sold or removed), leads created and their delivery to the CRM, appointments booked and cancelled. Each event names its resource by kind, id and dms:// URI; read the resource for the details. Filter by types or one resource. Delivery is at least once: deduplicate on the event id. Pass next_cursor back as cursor to get what happened since, also after a pause; it is always present.",
+        description: "A dealership's change events in order: vehicles, leads, appointments and repair orders. Each names its resource (kind, id, dms:// URI). At least once: deduplicate on id. next_cursor (always present) gives what happened since.",
         domain: None,
         class: ToolClass::Read,
         staff_scope: None,

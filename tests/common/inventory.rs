@@ -177,16 +177,9 @@ pub async fn upstream(cap: usize) -> (wiremock::MockServer, Inventory) {
     (server, inventory)
 }
 
-/// Every listed vehicle of `acme` in one page (the fixture has fewer than 100).
+/// Every listed vehicle of `acme`, in full, as one page (see `every_page`).
 pub async fn search_all(client: &super::Client) -> Value {
-    super::ok(
-        &super::call(
-            client,
-            "inventory.search",
-            json!({ "dealership_id": "acme", "limit": 100 }),
-        )
-        .await,
-    )
+    super::every_page(client, json!({ "dealership_id": "acme" })).await
 }
 
 /// The VINs of a search page.

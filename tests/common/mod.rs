@@ -127,6 +127,7 @@ pub async fn modern_client(
         capabilities,
         rmcp::model::Implementation::new("dms-bridge-tests", "1.0"),
     );
+    dms_bridge::net::install_tls_provider();
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token.to_owned()),
     );
@@ -144,7 +145,9 @@ pub async fn modern_client(
 /// drop), read into the mirror now.
 pub async fn advance_demo_feed(bridge: &Bridge) {
     let feed = &bridge.mocks.as_ref().unwrap().feed_url;
-    reqwest::Client::new()
+    dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .post(format!("{feed}/feeds/advance"))
         .send()
         .await
@@ -243,6 +246,7 @@ pub async fn connect(url: &str, token: Option<&str>) -> Client {
     if let Some(t) = token {
         config = config.auth_header(t.to_owned());
     }
+    dms_bridge::net::install_tls_provider();
     let transport = StreamableHttpClientTransport::from_config(config);
     ().serve(transport).await.expect("MCP initialize")
 }
@@ -255,6 +259,44 @@ pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
         .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(map))
         .await
         .expect("tools/call")
+}
+
+/// Every page of an `inventory.search` for `args`, in full records
+/// (`response_format: detailed`, unless `args` says otherwise), as the last
+/// page holding every page's items: full records of a whole inventory go
+/// over one answer's token budget, so the bridge pages them.
+pub async fn every_page(client: &Client, args: Value) -> Value {
+    let (mut items, mut cursor) = (Vec::new(), None::<String>);
+    let mut last = loop {
+        let mut page_args = args.clone();
+        page_args["limit"] = serde_json::json!(100);
+        if page_args.get("response_format").is_none() {
+            page_args["response_format"] = serde_json::json!("detailed");
+        }
+        if let Some(c) = &cursor {
+            page_args["cursor"] = serde_json::json!(c);
+        }
+        let page = ok(&call(client, "inventory.search", page_args).await);
+        items.extend(page["items"].as_array().expect("items").iter().cloned());
+        match page.get("next_cursor").and_then(Value::as_str) {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break page,
+        }
+        assert!(items.len() < 100_000, "paging does not end");
+    };
+    // The last page's envelope (`total`, `stale`, …) with every page's items.
+    last["items"] = Value::Array(items);
+    last
+}
+
+/// `reqwest::get` on a client with the bridge's TLS provider (`net`): a
+/// test may fetch before any bridge in its process has built a client.
+pub async fn http_get(url: impl reqwest::IntoUrl) -> reqwest::Result<reqwest::Response> {
+    dms_bridge::net::client_builder()
+        .build()?
+        .get(url)
+        .send()
+        .await
 }
 
 /// The structured result of a successful call.
@@ -418,7 +460,7 @@ pub async fn count(server: &wiremock::MockServer, wanted: &str) -> usize {
 
 /// The bridge's `/metrics` text.
 pub async fn metrics_text(bridge: &Bridge) -> String {
-    let response = reqwest::get(format!("http://{}/metrics", bridge.addr))
+    let response = http_get(format!("http://{}/metrics", bridge.addr))
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
@@ -428,7 +470,9 @@ pub async fn metrics_text(bridge: &Bridge) -> String {
 /// A `GET` on the MCP endpoint asking for the caller's update stream, as a
 /// client of the `initialize` era opens it without a session.
 pub async fn open_updates_stream(url: &str, token: Option<&str>) -> reqwest::Response {
-    let mut request = reqwest::Client::new()
+    let mut request = dms_bridge::net::client_builder()
+        .build()
+        .unwrap()
         .get(url)
         .header("Accept", "text/event-stream")
         .header("MCP-Protocol-Version", "2025-11-25");

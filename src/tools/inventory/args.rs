@@ -5,13 +5,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{Condition, Mileage, Money, Vehicle, VehicleStatus};
 
-/// Structured filters; every field is optional and lists match any of their values.
+/// A list matches any of its values.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Filters {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub condition: Vec<Condition>,
-    /// Availability to include; default all of `available`, `in_transit`, `pending`.
+    /// Default: all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub status: Vec<VehicleStatus>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -32,29 +32,25 @@ pub struct Filters {
     pub exterior_color: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interior_color: Vec<String>,
-    /// Inclusive model-year bounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1900, max = 2100))]
     pub year_min: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1900, max = 2100))]
     pub year_max: Option<i32>,
-    /// Inclusive bounds on the final `price`, in minor units of the dealership's currency.
+    /// Inclusive, on the final `price`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_min: Option<Money>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_max: Option<Money>,
-    /// Highest odometer reading, in any unit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mileage_max: Option<Mileage>,
-    /// Exact VIN (17 characters, check digit verified).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vin: Option<String>,
-    /// Exact stock number.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub stock: Option<String>,
-    /// Free text; every word must appear in the make, model, trim, body, colors or description.
+    /// Free text; every word must match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 200))]
     pub query: Option<String>,
@@ -100,25 +96,104 @@ pub struct SearchArgs {
     /// Default: fewest days in stock first.
     #[serde(default)]
     pub sort: Option<Sort>,
-    /// Page size; the default and the maximum are set by the operator (20 and 100 by default).
+    /// Page size; by default 20, at most 100.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub limit: Option<u32>,
-    /// `next_cursor` from the previous page of the same search.
+    /// A `next_cursor`.
     #[serde(default)]
     #[schemars(length(min = 1, max = 512))]
     pub cursor: Option<String>,
-    /// Buyer's ZIP code; `offered_price` appears only when given and the upstream prices by location.
+    /// Buyer's ZIP, for `offered_price`.
     #[serde(default)]
     #[schemars(regex(pattern = r"^\d{5}(-\d{4})?$"))]
     pub zip: Option<String>,
+    /// `concise` (default) or `detailed`: every field.
+    #[serde(default)]
+    pub response_format: ResponseFormat,
+}
+
+/// How much of each record a list answer carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseFormat {
+    // The fields to choose by.
+    #[default]
+    Concise,
+    Detailed,
+}
+
+/// A vehicle in a concise list answer: what an agent chooses by. Every field
+/// of the full record is one `inventory_get` (or `detailed`) away.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct VehicleSummary<'a> {
+    pub id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stock: Option<&'a str>,
+    pub status: VehicleStatus,
+    pub condition: Condition,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub year: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub make: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trim: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exterior_color: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mileage: Option<Mileage>,
+    /// Final out-the-door price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price: Option<&'a Money>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offered_price: Option<&'a Money>,
+}
+
+impl<'a> VehicleSummary<'a> {
+    pub fn of(v: &'a Vehicle) -> Self {
+        Self {
+            id: &v.id,
+            stock: v.stock.as_deref(),
+            status: v.status,
+            condition: v.condition,
+            year: v.year,
+            make: v.make.as_deref(),
+            model: v.model.as_deref(),
+            trim: v.trim.as_deref(),
+            exterior_color: v.exterior_color.as_deref(),
+            mileage: v.mileage,
+            price: v.price.as_ref(),
+            offered_price: v.offered_price.as_ref(),
+        }
+    }
+}
+
+/// A vehicle as a search answer lists it, in the asked-for format.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Listed<'a> {
+    Concise(VehicleSummary<'a>),
+    Detailed(&'a Vehicle),
+}
+
+impl<'a> Listed<'a> {
+    pub fn of(v: &'a Vehicle, format: ResponseFormat) -> Self {
+        match format {
+            ResponseFormat::Concise => Self::Concise(VehicleSummary::of(v)),
+            ResponseFormat::Detailed => Self::Detailed(v),
+        }
+    }
 }
 
 // Borrows the vehicles from the inventory snapshot: an answer does not copy them.
 // (A plain comment: a doc comment would become the schema's description.)
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SearchResult<'a> {
-    pub items: Vec<&'a Vehicle>,
+    /// Concise records; `detailed` gives every field of `inventory_get`'s `vehicle`.
+    #[schemars(with = "Vec<VehicleSummary<'static>>")]
+    pub items: Vec<Listed<'a>>,
     /// True when another page follows: pass `next_cursor` back as `cursor`.
     pub has_more: bool,
     /// Pass as `cursor` to get the next page; absent on the last page.
@@ -148,7 +223,7 @@ pub struct StaleNotice {
 pub struct GetArgs {
     #[schemars(length(min = 1, max = 64))]
     pub dealership_id: String,
-    /// The bridge's id for the vehicle (from inventory.search).
+    /// From inventory_search.
     #[serde(default)]
     #[schemars(length(min = 1, max = 64))]
     pub vehicle_id: Option<String>,

@@ -14,6 +14,7 @@ use crate::contract::cursor::CursorCodec;
 use crate::contract::error::{ErrorCode, ToolError};
 use crate::mirror::MirrorError;
 use crate::model::{Domain, vin};
+use crate::tools::budget::fit_page;
 use crate::tools::to_result;
 use crate::tools::{Check, Handled, HandlerError, ToolArgs, ToolContext};
 
@@ -119,21 +120,28 @@ pub async fn search(ctx: ToolContext<'_>, args: SearchArgs) -> Handled {
     let hits = query::select(&snapshot, &args.filters, args.sort);
     let limit = ctx.page_size(args.limit);
     let hash = search_hash(&args);
-    let page = ctx.services.cursors.page(
+    let cursors = &ctx.services.cursors;
+    let page = cursors.page(
         args.cursor.as_deref(),
         &args.dealership_id,
         &hash,
         limit,
         hits.len(),
     );
-    let items = hits[page.range].iter().map(|v| &**v).collect();
-    to_result(&SearchResult {
-        items,
-        has_more: page.next_cursor.is_some(),
-        next_cursor: page.next_cursor,
-        total: hits.len() as u64,
-        limit,
-        stale,
+    let items: Vec<Listed<'_>> = hits[page.range.clone()]
+        .iter()
+        .map(|v| Listed::of(v, args.response_format))
+        .collect();
+    fit_page(&ctx, &items, |kept| {
+        let next_cursor = page.cursor_after(kept, cursors, &args.dealership_id, &hash);
+        to_result(&SearchResult {
+            items: items[..kept].to_vec(),
+            has_more: next_cursor.is_some(),
+            next_cursor,
+            total: hits.len() as u64,
+            limit,
+            stale: stale.clone(),
+        })
     })
 }
 

@@ -15,11 +15,12 @@ pub use crate::leads::lead::{
 #[serde(deny_unknown_fields)]
 pub struct CreateArgs {
     pub dealership_id: String,
-    /// AAP message type, accepted so AAP `lead.submit.request` payloads pass unchanged.
+    /// AAP message type, accepted so AAP payloads pass unchanged; not shown to models.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-model-hidden" = true))]
     pub message_type: Option<LeadSubmitType>,
     pub customer: Customer,
-    /// The customer's consent to be contacted; required whenever customer data is sent.
+    /// Required with customer data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consent: Option<ConsentGrant>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -32,17 +33,18 @@ pub struct CreateArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 4000))]
     pub message: Option<String>,
-    /// The AI agent that took the lead (e.g. `chatgpt-shopping`); becomes the ADF provider.
+    /// Your agent's name, e.g. `chatgpt-shopping`.
     #[schemars(length(min = 1, max = 200))]
     pub source_agent: String,
-    /// When the agent finalised the submission (RFC 3339 with offset).
+    /// When the agent finalised the submission (RFC 3339); AAP's, not shown to models.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-model-hidden" = true))]
     pub submitted_at: Option<String>,
-    /// Client key that makes retries safe: the same key and payload return the original answer.
+    /// Makes retries safe: the same key and payload answer as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
     pub idempotency_key: Option<String>,
-    /// Validate and render the ADF document, but store and send nothing.
+    /// Return the ADF; send nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
 }
@@ -53,7 +55,7 @@ pub enum LeadSubmitType {
     LeadSubmitRequest,
 }
 
-/// The customer (AAP `Customer`): names plus an e-mail and/or an E.164 phone.
+/// Names plus an email and/or a phone.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Customer {
@@ -74,7 +76,7 @@ pub struct Customer {
     pub address: Option<CustomerAddress>,
 }
 
-/// Postal address (AAP v1.0 `Address`); `country` defaults to `US`.
+/// `country` defaults to `US`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CustomerAddress {
@@ -99,34 +101,32 @@ pub struct CustomerAddress {
     pub country: Option<String>,
 }
 
-/// The consent grant (AAP `ConsentGrant`), kept verbatim as an audit record with the lead or booking.
+// The consent grant (AAP `ConsentGrant`), kept verbatim as an audit record with the lead or booking.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConsentGrant {
-    /// When the customer agreed (RFC 3339 with offset; not in the future).
+    /// RFC 3339, not in the future.
     pub granted_at: String,
-    /// Channels the customer allowed: `email`, `phone`, `sms`.
+    /// Of `email`, `phone`, `sms`.
     pub allowed_channels: Vec<String>,
-    /// The verbatim text the customer agreed to; must not be empty.
+    /// The exact text the customer agreed to.
     #[schemars(length(max = 8000))]
     pub consent_text: String,
-    /// Must be exactly the tool's scope: `["lead_submission"]` for `leads.create`,
-    /// `["service_appointment"]` for `service.book_appointment`.
+    /// The tool's scope: `["lead_submission"]` or `["service_appointment"]`.
     pub scope: Vec<String>,
-    /// When the grant lapses (RFC 3339 with offset); an expired grant is refused.
+    /// RFC 3339; an expired grant is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
-    /// The agent that captured the consent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 200))]
     pub source_agent: Option<String>,
 }
 
-/// The vehicle the customer wants, by id, VIN, stock number or year/make/model.
+/// By vehicle_id, vin, stock or year, make and model.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VehicleOfInterest {
-    /// An id from `inventory.search`; the bridge fills in what the dealership lists for it.
+    /// From inventory_search; the rest is filled in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub vehicle_id: Option<String>,
@@ -183,12 +183,12 @@ pub struct TradeIn {
     pub condition: Option<WearCondition>,
 }
 
-/// An appointment requested with the lead (AAP `Appointment`). Only `confirmed` is a booking.
+/// An appointment to request with the lead; not a booking.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppointmentRequest {
     pub appointment_type: AppointmentType,
-    /// Requested start (RFC 3339 with offset). Without it the dealership follows up to schedule.
+    /// RFC 3339; without it the dealership calls to schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub appointment_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -18,19 +18,19 @@ pub struct GetArgs {
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
     pub dealership_id: String,
-    /// Only leads whose delivery is in one of these states.
+    /// Any of these delivery states.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delivery_state: Vec<DeliveryState>,
-    /// Only leads taken at or after this time (RFC 3339 with offset).
+    /// RFC 3339, inclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_after: Option<String>,
-    /// Only leads taken before this time (RFC 3339 with offset).
+    /// RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_before: Option<String>,
-    /// Page size (default and maximum from the bridge's limits).
+    /// Page size; by default 20, at most 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
-    /// `next_cursor` from the previous page.
+    /// A `next_cursor`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
 }

@@ -27,6 +27,7 @@ use serde_json::json;
 use crate::contract::cursor::CursorCodec;
 use crate::contract::error::{ErrorCode, ToolError};
 use crate::leads::ListQuery;
+use crate::tools::budget::fit_page;
 use crate::tools::to_result;
 use crate::tools::{Check, Handled, ToolArgs, ToolContext};
 
@@ -307,16 +308,18 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
     let mut rows = desk.list(&query).await?;
     let more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
-    let next_cursor =
-        more.then(|| cursors.encode(&args.dealership_id, &hash, offset + u64::from(limit)));
     let items = rows
         .iter()
         .map(|lead| present::lead_view(lead, viewer(&owner), zone(&ctx)))
         .collect::<Result<Vec<_>, _>>()?;
-    to_result(&ListResult {
-        items,
-        has_more: next_cursor.is_some(),
-        next_cursor,
+    fit_page(&ctx, &items, |kept| {
+        let next_cursor = (more || kept < items.len())
+            .then(|| cursors.encode(&args.dealership_id, &hash, offset + kept as u64));
+        to_result(&ListResult {
+            items: items[..kept].to_vec(),
+            has_more: next_cursor.is_some(),
+            next_cursor,
+        })
     })
 }
 

@@ -18,7 +18,7 @@ use crate::tools::{Handled, ToolArgs, ToolContext, local_instant, to_result};
 #[serde(deny_unknown_fields)]
 pub struct GetAppointmentArgs {
     pub dealership_id: String,
-    /// The `appointment_id` from `service.book_appointment` (or an event).
+    /// From service_book_appointment.
     #[schemars(regex(pattern = r"^[A-Za-z0-9_-]{1,64}$"))]
     pub appointment_id: String,
 }

@@ -19,13 +19,13 @@ const MAX_DAYS: i64 = 31;
 #[serde(deny_unknown_fields)]
 pub struct AvailabilityArgs {
     pub dealership_id: String,
-    /// Codes from the dealership's service menu (e.g. `01LOF` oil and filter).
+    /// From the dealership's service menu, e.g. `01LOF`.
     #[schemars(length(min = 1, max = 10))]
     pub service_codes: Vec<ServiceCode>,
-    /// The customer's vehicle (check digit verified). Give `vin`, `vehicle_id`, or year, make and model.
+    /// Or give `vehicle_id`, or year, make and model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vin: Option<String>,
-    /// A vehicle from `inventory.search` (e.g. a test drive's car being prepared).
+    /// From inventory_search.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub vehicle_id: Option<String>,
@@ -38,7 +38,7 @@ pub struct AvailabilityArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub model: Option<String>,
-    /// First day (inclusive, `YYYY-MM-DD`, dealership time zone); not in the past.
+    /// First day, `YYYY-MM-DD`, dealership time; not in the past.
     #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
     pub from: String,
     /// Last day (inclusive); at most 31 days after `from`.

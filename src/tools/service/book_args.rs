@@ -25,13 +25,13 @@ const MAX_AHEAD_DAYS: i64 = 366;
 #[serde(deny_unknown_fields)]
 pub struct BookArgs {
     pub dealership_id: String,
-    /// Codes from the dealership's service menu (e.g. `01LOF` oil and filter).
+    /// From the dealership's service menu, e.g. `01LOF`.
     #[schemars(length(min = 1, max = 10))]
     pub service_codes: Vec<ServiceCode>,
-    /// The customer's vehicle (check digit verified). Give `vin`, `vehicle_id`, or year, make and model.
+    /// Or give `vehicle_id`, or year, make and model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vin: Option<String>,
-    /// A vehicle from `inventory.search`.
+    /// From inventory_search.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub vehicle_id: Option<String>,
@@ -44,26 +44,24 @@ pub struct BookArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub model: Option<String>,
-    /// Start of the appointment (RFC 3339 with offset, in the future), e.g. a `start` from `service.check_availability`.
+    /// RFC 3339 with offset, e.g. a slot's `start`.
     pub start: String,
     pub customer: BookingCustomer,
-    /// The customer's consent to be contacted about the appointment; required.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consent: Option<ConsentGrant>,
     /// A note for the service advisor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 1000))]
     pub comment: Option<String>,
-    /// Client key that makes retries safe: the same key and payload return the original answer.
+    /// Makes retries safe: the same key and payload answer as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
     pub idempotency_key: Option<String>,
-    /// Validate and return the booking that would be made; book and store nothing.
+    /// Check only; book nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
 }
 
-/// The customer the appointment is for.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BookingCustomer {

@@ -22,14 +22,13 @@ use crate::tools::{Handled, ToolArgs, ToolContext, to_result};
 #[serde(deny_unknown_fields)]
 pub struct CancelArgs {
     pub dealership_id: String,
-    /// The `appointment_id` from `service.book_appointment`.
     #[schemars(regex(pattern = r"^[A-Za-z0-9_-]{1,64}$"))]
     pub appointment_id: String,
-    /// Why the customer cancels, for the service department.
+    /// For the service department.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 500))]
     pub reason: Option<String>,
-    /// Check that the appointment can be cancelled by you; cancel nothing.
+    /// Check only; cancel nothing.
     #[serde(default)]
     pub dry_run: bool,
 }
