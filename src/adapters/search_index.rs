@@ -63,7 +63,8 @@ impl TextField {
 pub const ORDER_SLOTS: usize = 16;
 
 /// The columns of one copy's listed units, by position in `listed`.
-#[derive(Debug, Default, Clone)]
+// No `Default`: `text` expects one column per field, which only `build` makes.
+#[derive(Debug, Clone)]
 pub struct SearchIndex {
     text: Vec<TextColumn>,
     pub condition: Vec<Condition>,

@@ -189,7 +189,8 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
     let has_more = !at_end || found.len() == limit && more_after(&ctx, &args, position).await;
     fit_page(&ctx, &found, |kept| {
         // Cut short by the token budget, the page goes on after its last event.
-        let (position, has_more) = match found.get(kept.wrapping_sub(1)) {
+        let last_kept = kept.checked_sub(1).and_then(|i| found.get(i));
+        let (position, has_more) = match last_kept {
             Some(last) if kept < found.len() => (last.sequence, true),
             _ => (position, has_more),
         };
