@@ -10,10 +10,14 @@
 //! every punctuation mark one, a run of spaces one, and every byte of
 //! non-ASCII text one (a byte-level BPE never needs more).
 //!
-//! On the answers `bench/tokens.sh` counts with o200k, this estimate is
-//! 1.5–2.6 times the real count. Only long runs of random letters (base64,
-//! noise) cost a BPE more than a token per three letters; no field the bridge
-//! answers with is made of them, save cursors, a few dozen characters each.
+//! On the demo's answers of records (vehicles, facets, repair orders,
+//! dealerships) this estimate was 1.5–2.3 times o200k's count (BENCHMARKS.md
+//! "Tokens"). Runs of random letters and digits cost a BPE more than a token
+//! per three characters: an empty `events.list` page, whose text is mostly
+//! its base64 cursor, came out exactly even, and 3,000 random letters at 0.55
+//! of o200k. The bridge answers no such field but cursors, a few dozen
+//! characters each, so the estimate stays above the real count on every
+//! answer measured, if only just on one that is mostly a cursor.
 
 /// The estimated token count of `text` (see the module doc).
 pub fn estimate(text: &str) -> usize {
