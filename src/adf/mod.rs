@@ -3,6 +3,7 @@
 //! real world sends (and to check our own output round-trips).
 
 mod date;
+mod extras;
 mod lenient;
 mod model;
 mod read;

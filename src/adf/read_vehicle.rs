@@ -1,8 +1,8 @@
 //! `<vehicle>` as sent by real lead providers: wrong case, wrong attribute
 //! names, thousands separators, alternative element names.
 
+use super::extras::{Extras, set_once};
 use super::model::{AdfVehicle, Interest, Odometer, OdometerUnits, Price, VehicleStatus};
-use super::read::{Extras, set_once};
 use super::tree::Element;
 
 pub(super) fn read_vehicle(vehicle: &Element, extras: &mut Extras) -> AdfVehicle {

@@ -110,7 +110,7 @@ pub fn webhook_key(secret: &str) -> Result<Vec<u8>, String> {
 /// one from the environment or a file when it is read at build time).
 pub(super) fn validate(config: &Config, errors: &mut Vec<ConfigError>) {
     let e = &config.events;
-    super::validate::require_durations(
+    super::rules::require_durations(
         "events",
         &[
             ("retention", e.retention),
@@ -139,19 +139,19 @@ fn validate_webhook(
     hook: &WebhookConfig,
     errors: &mut Vec<ConfigError>,
 ) {
-    if !super::validate::is_identifier(id) {
+    if !super::rules::is_identifier(id) {
         errors.push(ConfigError::new(
             path,
             "webhook ids use 1-64 characters from a-z, 0-9, - and _",
         ));
     }
-    super::validate::check_url(&format!("{path}.url"), &hook.url, errors);
+    super::rules::check_url(&format!("{path}.url"), &hook.url, errors);
     if let SecretSource::Value(v) = &hook.secret
         && let Err(problem) = webhook_key(secrecy::ExposeSecret::expose_secret(&v.0))
     {
         errors.push(ConfigError::new(format!("{path}.secret"), problem));
     }
-    super::validate::check_dealership_ids(
+    super::rules::check_dealership_ids(
         config,
         &format!("{path}.dealerships"),
         &hook.dealerships,
@@ -166,7 +166,7 @@ fn validate_webhook(
             ));
         }
     }
-    super::validate::require_durations(
+    super::rules::require_durations(
         path,
         &[
             ("timeout", hook.timeout),

@@ -79,7 +79,7 @@ pub(crate) const MIN_INTERVAL: Duration = Duration::from_secs(1);
 
 pub(super) fn validate(config: &Config, errors: &mut Vec<ConfigError>) {
     let m = &config.mirror;
-    super::validate::require_durations("mirror", &[("stale_after", m.stale_after)], errors);
+    super::rules::require_durations("mirror", &[("stale_after", m.stale_after)], errors);
     if !(m.max_removed_share > 0.0 && m.max_removed_share <= 1.0) {
         errors.push(ConfigError::new(
             "mirror.max_removed_share",

@@ -8,6 +8,7 @@
 
 pub mod catalog;
 mod cidr;
+mod error;
 mod events;
 mod gateway;
 mod inbound;
@@ -17,6 +18,7 @@ mod mirror;
 mod oauth;
 mod problems;
 mod quotas;
+mod rules;
 mod secret;
 mod soap;
 mod store;
@@ -30,6 +32,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub use cidr::{Cidr, canonical as canonical_ip};
+pub use error::{ConfigError, ConfigErrors};
 pub use events::{EventsConfig, WebhookConfig, webhook_dealerships, webhook_key};
 pub use gateway::{
     BreakerConfig, CacheConfig, Rate, RateLimitsConfig, ResilienceConfig, RetryConfig, StoreConfig,
@@ -37,7 +40,7 @@ pub use gateway::{
 };
 pub use inbound::{InboundEventsConfig, InboundSigning};
 pub use leads::{AdfEmailConfig, AdfHttpConfig, DeliveryConfig, LeadsConfig, SmtpTls};
-pub use load::{ConfigError, ConfigErrors, from_toml_str, load_file};
+pub use load::{from_toml_str, load_file};
 pub use mirror::{MirrorConfig, SyncInterval};
 pub use oauth::{OAuthConfig, OAuthGrant};
 pub use quotas::QuotasConfig;

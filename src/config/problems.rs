@@ -11,7 +11,7 @@ use jsonschema::ValidationError;
 use jsonschema::error::{TypeKind, ValidationErrorKind as K};
 use serde_json::Value;
 
-use super::load::{ConfigError, pointer_to_path};
+use super::error::{ConfigError, pointer_to_path};
 
 /// The problems one schema error stands for (a `kind`-tagged table's
 /// problems are those of the shape its `kind` names).

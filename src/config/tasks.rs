@@ -67,7 +67,7 @@ impl TasksConfig {
 
 pub(super) fn validate(config: &Config, errors: &mut Vec<ConfigError>) {
     let t = &config.tasks;
-    super::validate::require_durations(
+    super::rules::require_durations(
         "tasks",
         &[
             ("inline_wait", t.inline_wait),

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
+use super::rules::{check_dealership_ids, check_url, is_e164, is_identifier, require_durations};
 use super::{
     Cidr, Config, ConfigError, DealershipConfig, ResilienceConfig, TokenConfig, UpstreamConfig,
 };
@@ -316,72 +317,10 @@ fn upstream_serves(upstream: &UpstreamConfig, domain: Domain) -> bool {
     }
 }
 
-pub(super) fn check_url(path: &str, url: &str, errors: &mut Vec<ConfigError>) {
-    match reqwest::Url::parse(url) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
-        // The URL is not repeated: it may carry a password.
-        _ => errors.push(ConfigError::new(path, "is not an http(s) URL")),
-    }
-}
-
-/// A list of dealership ids (or `"*"`) at `path`: not empty, each configured.
-pub(super) fn check_dealership_ids(
-    config: &Config,
-    path: &str,
-    ids: &[String],
-    errors: &mut Vec<ConfigError>,
-) {
-    if ids.is_empty() {
-        errors.push(ConfigError::new(
-            path,
-            "list at least one dealership id, or \"*\"",
-        ));
-    }
-    for (i, id) in ids.iter().enumerate() {
-        if id != "*" && !config.dealerships.iter().any(|d| &d.id == id) {
-            errors.push(ConfigError::new(
-                format!("{path}[{i}]"),
-                format!("no dealership with id {id:?}"),
-            ));
-        }
-    }
-}
-
-pub(super) fn is_identifier(s: &str) -> bool {
-    (1..=64).contains(&s.len())
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-}
-
-pub(crate) fn is_e164(s: &str) -> bool {
-    let Some(digits) = s.strip_prefix('+') else {
-        return false;
-    };
-    (2..=15).contains(&digits.len())
-        && digits.chars().all(|c| c.is_ascii_digit())
-        && !digits.starts_with('0')
-}
-
 fn is_hours_range(s: &str) -> bool {
     let Some((open, close)) = s.split_once('-') else {
         return false;
     };
     let parse = |t: &str| chrono::NaiveTime::parse_from_str(t.trim(), "%H:%M").ok();
     matches!((parse(open), parse(close)), (Some(o), Some(c)) if o < c)
-}
-
-/// Each `(key, duration)` of `section` must be longer than zero.
-pub(super) fn require_durations(
-    section: &str,
-    durations: &[(&str, std::time::Duration)],
-    errors: &mut Vec<ConfigError>,
-) {
-    for (key, value) in durations {
-        if value.is_zero() {
-            errors.push(ConfigError::new(
-                format!("{section}.{key}"),
-                "must be longer than 0s",
-            ));
-        }
-    }
 }

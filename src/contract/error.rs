@@ -262,6 +262,14 @@ impl ToolError {
         )
     }
 
+    /// A call that ran out of the time the bridge allows one.
+    pub fn past_deadline() -> Self {
+        Self::new(
+            ErrorCode::UpstreamTimeout,
+            "The call took longer than the bridge allows. Try again, or narrow the request.",
+        )
+    }
+
     /// The `structuredContent` of the error result.
     pub fn to_json(&self) -> Value {
         let mut error = json!({

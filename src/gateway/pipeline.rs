@@ -302,7 +302,7 @@ impl Gateway {
                 tracing::warn!(error = %e, dealership, principal = %principal, "Upstream call failed.");
                 Err(e.to_caller())
             }
-            Err(_) => Err(past_deadline()),
+            Err(_) => Err(ToolError::past_deadline()),
         }
     }
 
@@ -413,12 +413,4 @@ fn without_fields(args: &Value, problems: &Problems) -> Value {
         }
     }
     rest
-}
-
-/// A call that ran out of the time the bridge allows one.
-pub(super) fn past_deadline() -> ToolError {
-    ToolError::new(
-        ErrorCode::UpstreamTimeout,
-        "The call took longer than the bridge allows. Try again, or narrow the request.",
-    )
 }

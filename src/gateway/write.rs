@@ -152,7 +152,7 @@ impl Gateway {
                     tokio::time::sleep(WAIT_STEP).await;
                 }
                 // It waited its whole deadline on another call with the key.
-                Turn::Busy => return Err(super::pipeline::past_deadline()),
+                Turn::Busy => return Err(ToolError::past_deadline()),
             }
         }
         let result = work.await;

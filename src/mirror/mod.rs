@@ -440,7 +440,7 @@ impl Mirror {
         state.last_error = None;
         state.held_back = None;
         if units_changed {
-            state.stored_changed_at = Some(crate::store::leads::ts(now));
+            state.stored_changed_at = Some(crate::store::ts(now));
         }
         Ok(copy)
     }

@@ -80,7 +80,7 @@ pub struct SharedQuotaStore {
     prefix: String,
     timeout: Duration,
     pub(super) replicas: u32,
-    /// This process among the replicas present (vendor quotas, [`super::vendor`]).
+    /// This process among the replicas present (vendor quotas, `quotas::vendor`).
     pub(super) replica_id: String,
     pub(super) standing: Mutex<Standing>,
     pub(super) metrics: Arc<Metrics>,
@@ -92,7 +92,7 @@ pub(super) struct Standing {
     /// Set after a failure: Redis is not asked before then (and why it failed).
     pub skip_until: Option<(Instant, String)>,
     /// Cut off since the last failure, until Redis answers again: vendor
-    /// quotas decide locally (see [`super::vendor`]).
+    /// quotas decide locally (see `quotas::vendor`).
     pub cut_off: bool,
     /// When Redis last counted this replica present.
     pub present_at: Option<Instant>,

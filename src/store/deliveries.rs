@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Any, AssertSqlSafe, Row, Transaction};
 
-use super::leads::ts;
+use super::ts;
 use super::{Store, StoreDialect, StoreError, events};
 use crate::model::event::NewEvent;
 

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row, Transaction};
 
-use super::leads::ts;
+use super::ts;
 use super::{Store, StoreError};
 use crate::model::event::{Event, EventResource, EventType, NewEvent, ResourceKind};
 

@@ -31,7 +31,7 @@ pub async fn record(
     )
     .bind(upstream)
     .bind(event_id)
-    .bind(super::leads::ts(received_at))
+    .bind(super::ts(received_at))
     .bind(body_hash)
     .execute(store.pool())
     .await?;
@@ -56,7 +56,7 @@ pub async fn record(
 pub async fn purge(store: &Store, cutoff: DateTime<Utc>) -> Result<u64, StoreError> {
     let _turn = store.write_turn().await;
     let done = sqlx::query("DELETE FROM inbound_events WHERE received_at < $1")
-        .bind(super::leads::ts(cutoff))
+        .bind(super::ts(cutoff))
         .execute(store.pool())
         .await?;
     Ok(done.rows_affected())

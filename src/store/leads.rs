@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{Any, AnyPool, AssertSqlSafe, Row, Transaction};
 
-use super::{Store, StoreError, events};
+use super::{Store, StoreError, events, ts};
 use crate::model::event::NewEvent;
 
 /// A lead ready to be committed.
@@ -40,11 +40,6 @@ pub enum Decision {
     /// principal's own, not sent again, whose record names the lead carrying
     /// it (`into`; for staff only).
     Merged { into: String },
-}
-
-/// Fixed-width UTC text, so times compare as strings.
-pub fn ts(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
 /// Commits `lead` (or recognises a duplicate), atomically: the write

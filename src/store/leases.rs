@@ -21,7 +21,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AssertSqlSafe;
 use tokio_util::sync::CancellationToken;
 
-use super::leads::ts;
+use super::ts;
 use super::{Store, StoreDialect, StoreError};
 
 /// How long a taken or renewed lease lasts.

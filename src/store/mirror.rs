@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
-use super::leads::ts;
+use super::ts;
 use super::{Store, StoreError, events};
 use crate::model::Vehicle;
 use crate::model::event::NewEvent;

@@ -257,6 +257,11 @@ fn lock_id(key: &str) -> i64 {
     i64::from_be_bytes(first)
 }
 
+/// Fixed-width UTC text, so times compare as strings.
+pub fn ts(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
 /// `count` numbered placeholders from `$first`, comma-separated: for IN
 /// lists and multi-row VALUES, which both dialects take in this form.
 pub(crate) fn placeholders(first: usize, count: usize) -> String {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row};
 
-use super::leads::ts;
+use super::ts;
 use super::{Store, StoreError, events};
 use crate::model::event::NewEvent;
 use crate::model::repair_order::RoStatus;

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
-use super::leads::ts;
+use super::ts;
 use super::{Store, StoreError};
 
 /// Where an endpoint stands in a dealership's event log.

@@ -76,17 +76,6 @@ impl<'a> Check<'a> {
         }
     }
 
-    /// An `events.list` cursor: signed with the store's key, bound to the dealership.
-    pub fn event_cursor(&mut self, at: &str, cursor: &str, dealership_id: &str) {
-        if let Err(e) = self.services.event_cursors.decode(
-            cursor,
-            dealership_id,
-            crate::tools::events::CURSOR_QUERY,
-        ) {
-            self.problems.push(at, e.to_string());
-        }
-    }
-
     pub fn cursor(&mut self, at: &str, cursor: &str, dealership_id: &str, query_hash: &str) {
         if let Err(e) = self
             .services

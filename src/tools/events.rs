@@ -67,7 +67,11 @@ impl ToolArgs for ListArgs {
     fn validate(&self, check: &mut Check<'_>) {
         check.limit("/limit", self.limit);
         if let Some(cursor) = &self.cursor {
-            check.event_cursor("/cursor", cursor, &self.dealership_id);
+            // Signed with the store's key and bound to the dealership.
+            let codec = &check.services.event_cursors;
+            if let Err(e) = codec.decode(cursor, &self.dealership_id, CURSOR_QUERY) {
+                check.problems.push("/cursor", e.to_string());
+            }
         }
     }
 }

@@ -1,6 +1,6 @@
 //! What tool handlers work with: the dealerships and their upstream routes,
 //! the store and lead desk, cursors, limits and metrics. Built once by the
-//! runtime; the pipeline hands each call a [`ToolContext`](super::ToolContext)
+//! runtime; the pipeline hands each call a `ToolContext`
 //! over it, so handlers never see the gateway that dispatches them.
 
 use std::collections::BTreeMap;

@@ -286,11 +286,7 @@ pub async fn list(ctx: ToolContext<'_>, args: ListArgs) -> Handled {
         Some(c) => cursors.decode(c, &args.dealership_id, &hash).unwrap_or(0),
         None => 0,
     };
-    let utc = |v: &Option<String>| {
-        v.as_deref()
-            .and_then(parse_instant)
-            .map(crate::store::leads::ts)
-    };
+    let utc = |v: &Option<String>| v.as_deref().and_then(parse_instant).map(crate::store::ts);
     let owner = ctx.owner();
     let query = ListQuery {
         dealership: &args.dealership_id,
