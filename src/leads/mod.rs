@@ -3,8 +3,10 @@
 //! view (`present`). The desk is what the tools talk to.
 
 pub mod adf_map;
+pub mod appointment;
 pub mod lead;
 pub mod outbox;
+pub mod submit;
 
 use sha2::{Digest, Sha256};
 

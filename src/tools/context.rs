@@ -100,5 +100,13 @@ impl From<crate::store::StoreError> for HandlerError {
     }
 }
 
+/// A lead that could not be committed: the detail goes to the log, the caller gets `internal`.
+impl From<crate::leads::submit::SubmitError> for HandlerError {
+    fn from(error: crate::leads::submit::SubmitError) -> Self {
+        tracing::error!(error = %error, "A lead could not be submitted.");
+        Self::Refused(ToolError::internal())
+    }
+}
+
 /// What every handler answers.
 pub type Handled = Result<crate::contract::Payload, HandlerError>;

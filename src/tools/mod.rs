@@ -6,6 +6,7 @@ mod budget;
 mod check;
 mod compact_schema;
 mod context;
+pub mod customer;
 pub mod dealership;
 pub mod deals;
 pub mod events;

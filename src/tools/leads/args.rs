@@ -6,6 +6,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::tools::customer::ConsentGrant;
+
 pub use crate::leads::lead::{
     AppointmentType, MileageArg, PreferredContact, SaleCondition, WearCondition,
 };
@@ -99,27 +101,6 @@ pub struct CustomerAddress {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[A-Z]{2}$"))]
     pub country: Option<String>,
-}
-
-// The consent grant (AAP `ConsentGrant`), kept verbatim as an audit record with the lead or booking.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ConsentGrant {
-    /// RFC 3339, not in the future.
-    pub granted_at: String,
-    /// Of `email`, `phone`, `sms`.
-    pub allowed_channels: Vec<String>,
-    /// The exact text the customer agreed to.
-    #[schemars(length(max = 8000))]
-    pub consent_text: String,
-    /// The tool's scope: `["lead_submission"]` or `["service_appointment"]`.
-    pub scope: Vec<String>,
-    /// RFC 3339; an expired grant is refused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expires_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 200))]
-    pub source_agent: Option<String>,
 }
 
 /// By vehicle_id, vin, stock or year, make and model.

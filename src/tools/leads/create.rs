@@ -5,22 +5,21 @@ use chrono::Utc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::appointment::outcome;
 use super::args::{CreateArgs, PreferredContact, SaleCondition};
-use super::consent::withhold;
-use super::notice::{Warning, WithheldContactPoint};
 use super::present::{Viewer, delivery_for, metrics_status};
-use super::text::{clean_line, clean_optional_free_text, clean_optional_line};
 use super::view::{
     AppointmentOutcome, CreateResult, DealerContact, DeliveryState, DeliveryView, LeadStatus,
 };
 use crate::adapters::{Lookup, UnitRef, UpstreamAdapter};
-use crate::adf;
 use crate::contract::error::{ErrorCode, Problem, ToolError};
-use crate::leads::adf_map::{AdfContext, to_adf};
+use crate::leads::appointment::outcome;
 use crate::leads::lead::{Lead, parse_instant};
-use crate::leads::{Decision, NewLead, fingerprint, new_lead_id};
+use crate::leads::submit::Submission;
+use crate::leads::{Decision, new_lead_id};
 use crate::model::{Condition, Domain, vin};
+use crate::tools::customer::consent::withhold;
+use crate::tools::customer::text::{clean_line, clean_optional_free_text, clean_optional_line};
+use crate::tools::customer::{Warning, WithheldContactPoint, clean_contact};
 use crate::tools::to_result;
 use crate::tools::{Dealership, Handled, ToolContext};
 
@@ -35,14 +34,15 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
         .adapter
         .lead_channel()
         .ok_or_else(ToolError::internal)?;
-    let now = Utc::now();
     clean(&mut args);
     // From here on `args` is what the dealership gets and what is stored.
     let c = &mut args.customer;
     let withheld = withhold(args.consent.as_ref(), &mut c.email, &mut c.phone);
     let (note, warnings) = enrich_vehicle(&ctx, dealership, &mut args).await?;
     let lead_id = new_lead_id();
-    let appointment = args.appointment.as_ref().map(|req| {
+    // The lead the bridge keeps and sends, mapped from the arguments once.
+    let record = Lead::from(&args);
+    let appointment = record.appointment.as_ref().map(|req| {
         let at = req.appointment_at.as_deref().and_then(parse_instant);
         outcome(
             req,
@@ -52,21 +52,18 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
             format!("{lead_id}-appt"),
         )
     });
-    // The lead the bridge keeps and sends, mapped from the arguments once.
-    let record = Lead::from(&args);
-    let config = desk.config();
-    let document = adf::render(&to_adf(
-        &record,
-        &AdfContext {
-            lead_id: &lead_id,
-            id_source: &config.id_source,
-            dealership: &dealership.profile,
-            tz: dealership.timezone,
-            received_at: now,
-            appointment: appointment.as_ref(),
-            note: note.as_deref(),
-        },
-    ));
+    let submission = Submission {
+        lead_id: &lead_id,
+        lead: &record,
+        dealership: &dealership.profile,
+        timezone: dealership.timezone,
+        principal: &ctx.principal.name,
+        upstream: &route.upstream,
+        channel,
+        appointment: appointment.as_ref(),
+        note: note.as_deref(),
+        received_at: Utc::now(),
+    };
     let base = Answer {
         dealership,
         channel,
@@ -76,29 +73,10 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
         warnings,
     };
     if args.dry_run {
-        return to_result(&base.dry_run(lead_id, document));
+        let document = desk.render(&submission);
+        return to_result(&base.dry_run(lead_id.clone(), document));
     }
-    let lead = NewLead {
-        lead_id: lead_id.clone(),
-        submission_id: uuid::Uuid::new_v4().simple().to_string(),
-        dealership: dealership.profile.id.clone(),
-        principal: ctx.principal.name.to_string(),
-        now,
-        duplicate_since: now
-            - chrono::Duration::from_std(config.duplicate_window).unwrap_or(chrono::Duration::MAX),
-        fingerprint: fingerprint(&dealership.profile.id, &record),
-        source_agent: record.source_agent.clone(),
-        request: record.to_stored().map_err(|_| ToolError::internal())?,
-        appointment: appointment
-            .as_ref()
-            .and_then(|a| serde_json::to_string(a).ok()),
-        consent: serde_json::to_string(&record.consent).map_err(|_| ToolError::internal())?,
-        upstream: route.upstream.clone(),
-        channel: channel.to_owned(),
-        document,
-        traceparent: crate::telemetry::trace::TraceContext::current_header(),
-    };
-    let decision = desk.accept(&lead).await?;
+    let decision = desk.submit(&submission).await?;
     let mut result = base.answer(&decision, &lead_id);
     let label = match decision {
         Decision::Merged { .. } => crate::telemetry::metrics::LeadLabels { status: "merged" },
@@ -332,9 +310,7 @@ async fn enrich_vehicle(
 /// (blank optional ones dropped), free text cleaned.
 fn clean(args: &mut CreateArgs) {
     let c = &mut args.customer;
-    clean_line(&mut c.first_name);
-    clean_line(&mut c.last_name);
-    clean_optional_line(&mut c.email);
+    clean_contact(&mut c.first_name, &mut c.last_name, &mut c.email);
     if let Some(a) = c.address.as_mut() {
         for line in [
             &mut a.address_line_1,

@@ -2,23 +2,19 @@
 //! rules, committed to the store before the answer and delivered to the
 //! dealership's CRM as ADF by the outbox.
 
-pub(crate) mod appointment;
 mod args;
 pub(crate) mod consent;
 mod create;
 mod list;
-mod notice;
 mod present;
-pub(crate) mod text;
 mod to_lead;
 mod view;
 
 pub use crate::leads::lead::parse_instant;
+pub use crate::tools::customer::{Warning, WithheldContactPoint, consent_record};
 pub use args::*;
 pub use create::{create, refresh_replay};
 pub use list::{GetArgs, ListArgs};
-pub use notice::{Warning, WithheldContactPoint};
-pub use to_lead::consent_record;
 pub use view::*;
 
 use chrono::Utc;
@@ -28,6 +24,7 @@ use crate::contract::cursor::CursorCodec;
 use crate::contract::error::{ErrorCode, ToolError};
 use crate::leads::ListQuery;
 use crate::tools::budget::fit_page;
+use crate::tools::customer::{check_contact, text};
 use crate::tools::to_result;
 use crate::tools::{Check, Handled, ToolArgs, ToolContext};
 
@@ -148,37 +145,6 @@ fn check_customer(c: &Customer, check: &mut Check<'_>) {
             "/customer/preferred_contact",
             format!("needs customer.{field}"),
         );
-    }
-}
-
-/// The customer's names are not blank and plain text on one line, and an
-/// e-mail (well formed) and/or a phone is given (AAP: at least one); problems
-/// point into `/customer`.
-pub(crate) fn check_contact(
-    [first_name, last_name]: [&str; 2],
-    email: Option<&str>,
-    phone: Option<&str>,
-    check: &mut Check<'_>,
-) {
-    for (at, name) in [
-        ("/customer/first_name", first_name),
-        ("/customer/last_name", last_name),
-    ] {
-        text::check_required_line(check, at, name);
-    }
-    if let Some(email) = email {
-        text::check_line(check, "/customer/email", email);
-    }
-    if email.is_none() && phone.is_none() {
-        check.problems.push(
-            "/customer",
-            "give an email or a phone (AAP: at least one is required)",
-        );
-    }
-    if email.is_some_and(|e| e.trim().parse::<lettre::Address>().is_err()) {
-        check
-            .problems
-            .push("/customer/email", "is not an e-mail address");
     }
 }
 

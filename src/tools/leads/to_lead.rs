@@ -3,10 +3,10 @@
 //! tool's arguments has to decide here what it means for stored leads.
 
 use super::args::{
-    AppointmentRequest, ConsentGrant, CreateArgs, Customer, CustomerAddress, TradeIn,
-    VehicleOfInterest,
+    AppointmentRequest, CreateArgs, Customer, CustomerAddress, TradeIn, VehicleOfInterest,
 };
 use crate::leads::lead::{self, LEAD_SCHEMA, Lead};
+use crate::tools::customer::consent_record;
 
 impl From<&CreateArgs> for Lead {
     fn from(args: &CreateArgs) -> Self {
@@ -43,18 +43,6 @@ fn address(a: &CustomerAddress) -> lead::PostalAddress {
         state: a.state.clone(),
         zip: a.zip.clone(),
         country: a.country.clone(),
-    }
-}
-
-/// A consent grant as the bridge records it (leads and bookings alike).
-pub fn consent_record(g: &ConsentGrant) -> lead::ConsentGrant {
-    lead::ConsentGrant {
-        granted_at: g.granted_at.clone(),
-        allowed_channels: g.allowed_channels.clone(),
-        consent_text: g.consent_text.clone(),
-        scope: g.scope.clone(),
-        expires_at: g.expires_at.clone(),
-        source_agent: g.source_agent.clone(),
     }
 }
 

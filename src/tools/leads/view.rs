@@ -5,8 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::args::PreferredContact;
-use super::notice::{Warning, WithheldContactPoint};
 pub use crate::leads::lead::{AppointmentOutcome, AppointmentStatus};
+use crate::tools::customer::{Warning, WithheldContactPoint};
 
 /// `leads.create` result.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -12,16 +12,16 @@ use super::recovery::{NOT_OPEN, TAKEN, slot_taken};
 use super::slots::{free_slots, local, lookahead, next_starts};
 use super::vehicle::{check_codes, resolve_vehicle};
 use crate::adapters::{AdapterError, BookedStatus, UpstreamAdapter};
-use crate::contract::error::{ErrorCode, ToolError};
+use crate::contract::error::ToolError;
+use crate::leads::appointment::within_hours;
 use crate::model::Domain;
 use crate::model::service::BookingToSend;
 use crate::store::bookings::{self, Begun, NewBooking};
+use crate::tools::customer::consent::withhold;
+use crate::tools::customer::consent_record;
+use crate::tools::customer::text::clean_optional_free_text;
+use crate::tools::customer::{WithheldContactPoint, clean_contact};
 use crate::tools::leads::DealerContact;
-use crate::tools::leads::WithheldContactPoint;
-use crate::tools::leads::appointment::within_hours;
-use crate::tools::leads::consent::withhold;
-use crate::tools::leads::consent_record;
-use crate::tools::leads::text::clean_optional_free_text;
 use crate::tools::to_result;
 use crate::tools::{Dealership, Handled, ToolContext};
 
@@ -37,6 +37,7 @@ pub async fn book_appointment(ctx: ToolContext<'_>, mut args: BookArgs) -> Handl
     // From here on `args` is what the scheduler (or the lead) gets.
     clean_optional_free_text(&mut args.comment);
     let c = &mut args.customer;
+    clean_contact(&mut c.first_name, &mut c.last_name, &mut c.email);
     let withheld = withhold(args.consent.as_ref(), &mut c.email, &mut c.phone);
     let vehicle = resolve_vehicle(&ctx, &args.vehicle()).await?;
     let codes: Vec<String> = args.service_codes.iter().map(|c| c.0.clone()).collect();
@@ -265,14 +266,4 @@ impl Answer<'_> {
             ..self.base(BookingStatus::Booked, message)
         }
     }
-}
-
-pub(super) fn idempotency_conflict() -> ToolError {
-    ToolError::new(
-        ErrorCode::ServiceIdempotencyConflict,
-        "This idempotency_key was already used with a different booking; nothing was booked.",
-    )
-    .with_hint(
-        "Use a new idempotency_key for a new booking, or resend the original arguments unchanged.",
-    )
 }

@@ -7,10 +7,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::vehicle::{ServiceCode, VehicleQuery, VehicleRef, check_vehicle};
+use crate::tools::customer::consent::{check_channels, check_grant};
+use crate::tools::customer::text::check_line;
+use crate::tools::customer::{ConsentGrant, WithheldContactPoint, check_contact};
 use crate::tools::leads::DealerContact;
-use crate::tools::leads::consent::{check_channels, check_grant};
-use crate::tools::leads::text::check_line;
-use crate::tools::leads::{ConsentGrant, WithheldContactPoint, check_contact};
 use crate::tools::{Check, ToolArgs};
 
 /// The consent scope of a service booking. AAP v1.x defines only
@@ -171,7 +171,7 @@ impl ToolArgs for BookArgs {
     }
 
     fn idempotency_conflict(&self) -> crate::contract::ToolError {
-        super::book::idempotency_conflict()
+        idempotency_conflict()
     }
 
     fn validate(&self, check: &mut Check<'_>) {
@@ -215,4 +215,14 @@ impl ToolArgs for BookArgs {
             check.reject(e);
         }
     }
+}
+
+fn idempotency_conflict() -> crate::contract::ToolError {
+    crate::contract::ToolError::new(
+        crate::contract::ErrorCode::ServiceIdempotencyConflict,
+        "This idempotency_key was already used with a different booking; nothing was booked.",
+    )
+    .with_hint(
+        "Use a new idempotency_key for a new booking, or resend the original arguments unchanged.",
+    )
 }

@@ -6,8 +6,7 @@
 use chrono::{DateTime, Datelike, Duration, NaiveTime, SecondsFormat, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
 
-use super::args::{AppointmentRequest, AppointmentType};
-use super::view::{AppointmentOutcome, AppointmentStatus};
+use super::lead::{AppointmentOutcome, AppointmentRequest, AppointmentStatus, AppointmentType};
 use crate::model::dealership::{Hours, Weekday};
 
 /// Alternatives offered with `proposed`.
@@ -167,7 +166,7 @@ mod tests {
             duration_minutes: None,
             notes: None,
         };
-        (req, crate::leads::lead::parse_instant(at))
+        (req, super::super::lead::parse_instant(at))
     }
 
     #[test]
