@@ -1,5 +1,5 @@
 //! The fixtures of the MCP conformance suite (`conformance/`), served on the
-//! bridge's own transport: `dms_bridge::mcp::http::McpEndpoint` (the same
+//! bridge's own transport: `dms_bridge::http::McpEndpoint` (the same
 //! front checks, rmcp settings and answer path as the product's router) and
 //! the bridge's accept loop. The product serves none of the suite's `test_*`
 //! tools, `test://` resources or `test_*` prompts, so the scenarios that call
@@ -42,8 +42,8 @@ use axum::Router;
 use axum::routing::get;
 use clap::Parser;
 use dms_bridge::config::ServerConfig;
-use dms_bridge::mcp::http::{HttpSettings, McpEndpoint, Sessions};
-use dms_bridge::mcp::serve::{ServeSettings, serve};
+use dms_bridge::http::serve::{ServeSettings, serve};
+use dms_bridge::http::{HttpSettings, McpEndpoint, Sessions};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::EnvFilter;

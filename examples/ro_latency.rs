@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use dms_bridge::config::from_toml_str;
-use dms_bridge::mcp::http::{HttpSettings, router};
-use dms_bridge::mcp::serve::{self, ServeSettings};
+use dms_bridge::http::serve::{self, ServeSettings};
+use dms_bridge::http::{HttpSettings, router};
 use dms_bridge::runtime;
 use dms_bridge_testkit::mock_cdk;
 use rmcp::ServiceExt;
@@ -96,7 +96,12 @@ async fn bridge(toml: &str) -> String {
     let runtime = runtime::build(&config, std::path::Path::new(".")).unwrap();
     let started = runtime.start(&CancellationToken::new()).await.unwrap();
     let settings = HttpSettings::from_config(&config.server);
-    let app = router(started.gateway.clone(), &settings, CancellationToken::new());
+    let app = router(
+        started.gateway.clone(),
+        started.standing.clone(),
+        &settings,
+        CancellationToken::new(),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let serve_settings = ServeSettings::from_config(&config.server);

@@ -31,6 +31,7 @@ pub mod cli;
 pub mod config;
 pub mod contract;
 pub mod gateway;
+pub mod http;
 pub mod leads;
 pub mod mcp;
 pub mod mirror;

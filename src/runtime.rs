@@ -25,6 +25,7 @@ use crate::gateway::auth::{Authenticator, OAuthVerifier};
 use crate::gateway::cache::ReadCache;
 use crate::gateway::limits::CallerLimits;
 use crate::gateway::{Gateway, GatewayParts};
+use crate::http::Standing;
 use crate::leads::LeadDesk;
 use crate::leads::outbox::Outbox;
 use crate::mirror::repair_orders::WatchSource;
@@ -65,6 +66,8 @@ struct Parts {
 /// A running gateway and its background work.
 pub struct Started {
     pub gateway: Gateway,
+    /// What `/readyz` reports besides the gateway: webhooks and shared quotas.
+    pub standing: Standing,
     audit_task: Option<JoinHandle<()>>,
     outbox_task: JoinHandle<()>,
     webhooks_task: JoinHandle<()>,
@@ -147,14 +150,16 @@ impl Runtime {
             audit,
             tool_names: p.tool_names,
             tasks: p.tasks,
-            webhooks,
-            quotas: p.quotas,
         });
         gateway.spawn_quota_sweep(cancel.child_token());
         spawn_resends(gateway.clone(), cancel.child_token());
         gateway.spawn_invalidation_listener(cancel.child_token());
         Ok(Started {
             gateway,
+            standing: Standing {
+                webhooks,
+                quotas: p.quotas,
+            },
             audit_task,
             outbox_task,
             webhooks_task,

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["cli"],
     &["runtime"],
+    &["http"],
     &["mcp"],
     &["gateway"],
     &["tools"],

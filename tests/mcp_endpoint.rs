@@ -12,10 +12,9 @@ use std::time::Duration;
 use axum::Router;
 use common::raw::{self, RawResponse, read_response, send};
 use dms_bridge::config::ServerConfig;
-use dms_bridge::mcp::http::{
-    HttpSettings, McpEndpoint, Sessions, mcp_service, served_protocol_versions,
-};
-use dms_bridge::mcp::serve::{ServeSettings, serve};
+use dms_bridge::http::serve::{ServeSettings, serve};
+use dms_bridge::http::{HttpSettings, McpEndpoint, Sessions, mcp_service};
+use dms_bridge::mcp::served_protocol_versions;
 use rmcp::ServerHandler;
 use rmcp::model::{ProtocolVersion, ServerCapabilities, ServerConfig as McpServerConfig};
 use tokio::net::TcpListener;

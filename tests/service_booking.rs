@@ -180,7 +180,7 @@ async fn harness(
 
 /// The lead as the bridge stored it (whoever submitted it).
 async fn stored_lead(bridge: &common::Bridge, lead_id: &str) -> dms_bridge::leads::StoredLead {
-    let desk = bridge.gateway.leads();
+    let desk = &bridge.gateway.services().leads;
     desk.get("acme", lead_id, None).await.unwrap().unwrap()
 }
 

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use dms_bridge::mcp::http::served_protocol_versions;
+use dms_bridge::mcp::served_protocol_versions;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,

@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{self, Config};
 use crate::contract::Principal;
 use crate::gateway::Gateway;
-use crate::mcp::http::{HttpSettings, router};
-use crate::mcp::serve::ServeSettings;
+use crate::http::serve::{self as http_serve, ServeSettings};
+use crate::http::{HttpSettings, router};
 use crate::{mcp, runtime};
 
 /// Environment variable holding the caller's token in stdio mode.
@@ -209,13 +209,18 @@ pub async fn serve(
     let listen: SocketAddr = cfg.server.listen.parse().context("server.listen")?;
     // Each connection is a descriptor: take all the process may have, and the
     // accept loop fits its connection cap under it.
-    let fd_limit = mcp::serve::raise_fd_limit();
+    let fd_limit = http_serve::raise_fd_limit();
     let settings = HttpSettings::from_config(&cfg.server);
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("binding {listen}"))?;
     let mcp_cancel = CancellationToken::new();
-    let app = router(gateway, &settings, mcp_cancel.clone());
+    let app = router(
+        gateway,
+        started.standing.clone(),
+        &settings,
+        mcp_cancel.clone(),
+    );
     match banner {
         Some(b) => println!("{b}"),
         None => tracing::info!(
@@ -227,7 +232,7 @@ pub async fn serve(
         ),
     }
     let streams_end = settings.streams_end.clone();
-    mcp::serve::serve(
+    http_serve::serve(
         listener,
         app,
         &ServeSettings::from_config(&cfg.server),

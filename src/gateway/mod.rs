@@ -22,8 +22,6 @@ use self::auth::Authenticator;
 use self::cache::ReadCache;
 use self::limits::CallerLimits;
 use crate::config::{LimitsConfig, TasksConfig, ToolNames};
-use crate::leads::LeadDesk;
-use crate::quotas::SharedQuotaStore;
 use crate::store::{AuditWriter, Store};
 use crate::telemetry::metrics::Metrics;
 use crate::tools::{Dealership, Services};
@@ -39,10 +37,6 @@ pub struct GatewayParts {
     pub tool_names: ToolNames,
     /// Slow reads as tasks.
     pub tasks: TasksConfig,
-    /// Webhook endpoints, for `/readyz`.
-    pub webhooks: crate::webhooks::Status,
-    /// The replicas' shared quotas (`[quotas]`), for `/readyz`.
-    pub quotas: Option<Arc<SharedQuotaStore>>,
 }
 
 /// The engine behind every transport. Cheap to clone.
@@ -59,8 +53,6 @@ struct Inner {
     limits_by_caller: CallerLimits,
     audit: Option<AuditWriter>,
     tasks: tasks::TaskDesk,
-    webhooks: crate::webhooks::Status,
-    quotas: Option<Arc<SharedQuotaStore>>,
 }
 
 impl Gateway {
@@ -74,8 +66,6 @@ impl Gateway {
                 limits_by_caller: parts.caller_limits,
                 audit: parts.audit,
                 tasks: tasks::TaskDesk::new(parts.tasks),
-                webhooks: parts.webhooks,
-                quotas: parts.quotas,
             }),
         }
     }
@@ -123,20 +113,5 @@ impl Gateway {
 
     pub fn store(&self) -> &Store {
         &self.inner.services.store
-    }
-
-    /// Webhook endpoints' standing, for `/readyz`.
-    pub fn webhooks(&self) -> &crate::webhooks::Status {
-        &self.inner.webhooks
-    }
-
-    /// The replicas' shared quotas, when `[quotas]` is set.
-    pub fn shared_quotas(&self) -> Option<&SharedQuotaStore> {
-        self.inner.quotas.as_deref()
-    }
-
-    /// The lead desk.
-    pub fn leads(&self) -> &LeadDesk {
-        &self.inner.services.leads
     }
 }

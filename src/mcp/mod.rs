@@ -2,22 +2,19 @@
 //! the tools a caller sees depend on its token, and two transports.
 
 mod completions;
-mod era;
-mod forwarded;
-mod front;
-pub mod http;
 mod logging;
-mod oauth;
 mod progress;
 mod prompts;
 mod resources;
-pub mod serve;
 mod splice;
 pub mod stdio;
-mod subscriptions;
+pub mod subscriptions;
 mod tasks;
 
+pub use splice::splice_answers;
+
 use std::borrow::Cow;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -54,6 +51,25 @@ and error.recovery.next_tool_call suggests what to call instead.";
 /// changes (`ttlMs`). Read results keep rmcp's default of 0 (not cacheable):
 /// inventory and orders change under them.
 const CONFIG_BOUND_TTL_MS: u64 = 5 * 60 * 1000;
+
+/// The caller as the HTTP server resolved it, handed to the
+/// MCP handler in the request's extensions.
+#[derive(Debug, Clone)]
+pub struct HttpCaller {
+    pub principal: Arc<Principal>,
+    /// Signed in with an OAuth access token (not a static token, not anonymous).
+    pub signed_in: bool,
+    pub client_ip: Option<IpAddr>,
+    /// From the `traceparent` header, if valid.
+    pub trace: Option<TraceContext>,
+}
+
+/// The protocol revisions an MCP handler behind [`McpEndpoint`] should
+/// serve: both eras from the same handlers, 2026-07-28 clients discovering
+/// and sending per-request metadata, older ones initializing.
+pub fn served_protocol_versions() -> Cow<'static, [ProtocolVersion]> {
+    Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
+}
 
 /// One MCP server instance; per HTTP request in stateless mode, per session
 /// in stateful mode, per process on stdio.
@@ -123,7 +139,7 @@ impl McpServer {
         let http = ctx
             .extensions
             .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<http::HttpCaller>().cloned())
+            .and_then(|parts| parts.extensions.get::<HttpCaller>().cloned())
             .ok_or_else(|| McpError::invalid_request("no authenticated caller", None))?;
         let trace = from_meta
             .or(http.trace)
@@ -315,7 +331,7 @@ impl ServerHandler for McpServer {
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         // Both eras from the same handlers: 2026-07-28 clients discover and
         // send per-request metadata; older ones initialize.
-        http::served_protocol_versions()
+        served_protocol_versions()
     }
 
     async fn list_tools(

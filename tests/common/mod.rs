@@ -16,8 +16,8 @@ use std::net::SocketAddr;
 use self::config::{BridgeConfig, Dealership, Token, Upstream};
 use dms_bridge::cli::demo;
 use dms_bridge::config::from_toml_str;
-use dms_bridge::mcp::http::{HttpSettings, router};
-use dms_bridge::mcp::serve::{self, ServeSettings};
+use dms_bridge::http::serve::{self, ServeSettings};
+use dms_bridge::http::{HttpSettings, router};
 use dms_bridge::runtime;
 use dms_bridge_testkit::oauth::{DemoAuthServer, DemoUser};
 use dms_bridge_testkit::{MockUpstreams, start_mocks};
@@ -220,7 +220,12 @@ async fn start_on(
         runtime::build(&config, std::path::Path::new(".")).unwrap_or_else(|e| panic!("build: {e}"));
     let started = runtime.start(&cancel).await.expect("store");
     let settings = HttpSettings::from_config(&config.server);
-    let app = router(started.gateway.clone(), &settings, cancel.clone());
+    let app = router(
+        started.gateway.clone(),
+        started.standing.clone(),
+        &settings,
+        cancel.clone(),
+    );
     let addr = listener.local_addr().unwrap();
     let stop = cancel.clone();
     // The production accept loop, with the config's timeouts and connection cap.

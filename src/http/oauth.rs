@@ -10,9 +10,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::front::ReadBody;
-use super::http::HttpCaller;
 use crate::gateway::Gateway;
 use crate::gateway::auth::OAuthVerifier;
+use crate::mcp::HttpCaller;
 use crate::tools::ToolId;
 
 const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
@@ -53,7 +53,7 @@ pub async fn metadata(State(gateway): State<Gateway>, uri: axum::http::Uri) -> R
     let body = json!({
         "resource": oauth.resource(),
         "authorization_servers": [oauth.issuer()],
-        "scopes_supported": super::advertised_scopes(),
+        "scopes_supported": crate::mcp::advertised_scopes(),
         "bearer_methods_supported": ["header"],
         "resource_name": oauth.resource_name().unwrap_or("dms-bridge"),
     });
@@ -67,7 +67,7 @@ pub async fn metadata(State(gateway): State<Gateway>, uri: axum::http::Uri) -> R
 /// `WWW-Authenticate` of a 401 when sign-in is configured: where the
 /// metadata is, and every scope a caller may ask for.
 pub fn challenge(oauth: &OAuthVerifier, token_presented: bool) -> Option<HeaderValue> {
-    let scopes = super::advertised_scopes().join(" ");
+    let scopes = crate::mcp::advertised_scopes().join(" ");
     let error = if token_presented {
         r#", error="invalid_token", error_description="The access token is not valid""#
     } else {
