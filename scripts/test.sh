@@ -7,6 +7,9 @@
 # installed here from Debian packages (apt-get, through sudo when not root).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# rust-toolchain.toml pins the toolchain; offline, the installed stable of that version serves.
+source scripts/toolchain.sh
+link_pinned_toolchain
 
 has_postgres() {
   command -v initdb >/dev/null 2>&1 || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null

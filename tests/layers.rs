@@ -187,3 +187,199 @@ fn the_scanner_sees_grouped_imports_and_ignores_other_crates() {
     looped.insert(("b".into(), "a".into()), BTreeSet::new());
     assert_eq!(cyclic(&looped).len(), 2);
 }
+
+/// A file's module path from the crate root: `tools/leads/create.rs` is
+/// `[tools, leads, create]`; a `mod.rs` is its folder's module.
+fn module_path(relative: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts
+        .last()
+        .is_some_and(|p| p == "mod" || p == "lib" || p == "main")
+    {
+        parts.pop();
+    }
+    parts
+}
+
+/// The paths a `crate::`, `super::` or `self::` reference names, as segment
+/// lists (`super::{a::X, b}` names two), with the keyword kept first.
+fn referenced_paths(code: &str) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    for keyword in ["crate::", "super::", "self::"] {
+        for (at, _) in code.match_indices(keyword) {
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let mut rest = &code[at..];
+            let mut segments = Vec::new();
+            loop {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if name.is_empty() {
+                    break;
+                }
+                rest = &rest[name.len()..];
+                segments.push(name);
+                match rest.strip_prefix("::") {
+                    Some(more) => rest = more,
+                    None => break,
+                }
+            }
+            if rest.starts_with('{') {
+                for head in targets(rest) {
+                    let mut path = segments.clone();
+                    path.push(head);
+                    found.push(path);
+                }
+            } else {
+                found.push(segments);
+            }
+        }
+    }
+    found
+}
+
+/// Items a folder's `mod.rs` re-exports from a child (`pub use child::{A, B}`), by name.
+fn reexports(text: &str) -> BTreeMap<String, String> {
+    let mut names = BTreeMap::new();
+    for line in text.lines().map(str::trim) {
+        let Some(rest) = ["pub use ", "pub(crate) use ", "pub(super) use "]
+            .iter()
+            .find_map(|p| line.strip_prefix(p))
+        else {
+            continue;
+        };
+        let rest = rest.strip_prefix("self::").unwrap_or(rest);
+        let Some((child, items)) = rest.split_once("::") else {
+            continue;
+        };
+        let items = items
+            .trim_end_matches(';')
+            .trim_matches(|c| c == '{' || c == '}');
+        for item in items.split(',') {
+            let name = item.rsplit(" as ").next().unwrap_or(item).trim();
+            if !name.is_empty() && !name.contains("::") {
+                names.insert(name.to_owned(), child.to_owned());
+            }
+        }
+    }
+    names
+}
+
+/// For each folder, the edges between its children (files and subfolders;
+/// the folder's own `mod.rs` is not one of them).
+fn sibling_edges(src: &Path) -> BTreeMap<Vec<String>, Edges> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    // The binary's root is another crate, whose `crate::` is not the library's.
+    files.retain(|f| f.strip_prefix(src).unwrap() != Path::new("main.rs"));
+    let texts: BTreeMap<Vec<String>, String> = files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap().to_owned();
+            (module_path(f.strip_prefix(src).unwrap()), code)
+        })
+        .collect();
+    let mut by_folder: BTreeMap<Vec<String>, Edges> = BTreeMap::new();
+    for relative in files.iter().map(|f| f.strip_prefix(src).unwrap()) {
+        let from = module_path(relative);
+        for path in referenced_paths(&texts[&from]) {
+            let (keyword, rest) = path.split_first().unwrap();
+            let mut full = match keyword.as_str() {
+                "crate" => Vec::new(),
+                "self" => from.clone(),
+                _ => from[..from.len().saturating_sub(1)].to_vec(),
+            };
+            let mut rest = rest.to_vec();
+            while rest.first().is_some_and(|s| s == "super") {
+                rest.remove(0);
+                full.pop();
+            }
+            full.extend(rest);
+            let depth = (0..=full.len())
+                .rev()
+                .find(|&n| texts.contains_key(&full[..n]))
+                .unwrap_or(0);
+            let mut to = full[..depth].to_vec();
+            if let (Some(text), Some(name)) = (texts.get(&to), full.get(depth)) {
+                if let Some(child) = reexports(text).get(name) {
+                    to.push(child.clone());
+                }
+            }
+            let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+            if let (Some(a), Some(b)) = (from.get(common), to.get(common)) {
+                by_folder
+                    .entry(from[..common].to_vec())
+                    .or_default()
+                    .entry((a.clone(), b.clone()))
+                    .or_default()
+                    .insert(relative.to_path_buf());
+            }
+        }
+    }
+    by_folder
+}
+
+#[test]
+fn no_folder_has_a_circle_between_its_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources = vec![root.join("src")];
+    if let Ok(crates) = std::fs::read_dir(root.join("crates")) {
+        sources.extend(crates.map(|c| c.unwrap().path().join("src")));
+    }
+    let mut circles = Vec::new();
+    for (src, (folder, edges)) in sources
+        .iter()
+        .filter(|s| s.join("lib.rs").exists())
+        .flat_map(|src| sibling_edges(src).into_iter().map(move |e| (src, e)))
+    {
+        let cycle = cyclic(&edges);
+        if !cycle.is_empty() {
+            let within: Vec<_> = edges
+                .iter()
+                .filter(|((a, b), _)| cycle.contains(a) && cycle.contains(b))
+                .map(|((a, b), files)| format!("{a} -> {b} {files:?}"))
+                .collect();
+            let folder = src.join(folder.join("/"));
+            circles.push(format!("{}: {}", folder.display(), within.join("; ")));
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "files that reach each other inside a folder (move the shared helper to a file both use):\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn the_folder_scanner_resolves_super_paths_and_reexports() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("f")).unwrap();
+    std::fs::write(root.join("lib.rs"), "mod f;").unwrap();
+    std::fs::write(root.join("f/mod.rs"), "mod a;\nmod b;\npub use b::Thing;").unwrap();
+    std::fs::write(
+        root.join("f/a.rs"),
+        "use super::Thing;\nuse crate::f::b::{x, y};",
+    )
+    .unwrap();
+    std::fs::write(root.join("f/b.rs"), "/// [`super::a`]\nfn z() {}").unwrap();
+    let edges = &sibling_edges(root)[&vec!["f".to_owned()]];
+    let found: Vec<_> = edges.keys().cloned().collect();
+    assert_eq!(
+        found,
+        [
+            ("a".to_owned(), "b".to_owned()),
+            ("b".to_owned(), "a".to_owned())
+        ]
+    );
+    assert_eq!(cyclic(edges).len(), 2);
+}

@@ -31,6 +31,46 @@ pub fn render<'a>(
         })
 }
 
+/// Where `--print-config` points the demo's upstreams: loopback ports where
+/// nothing answers until the operator puts their own systems' addresses in.
+const PRINTED_ADDRESSES: [(&str, &str); 9] = [
+    ("cdk_url", "http://127.0.0.1:9101"),
+    ("feed_url", "http://127.0.0.1:9102"),
+    ("crm_url", "http://127.0.0.1:9103"),
+    ("blackbook_url", "http://127.0.0.1:9104"),
+    ("xtime_url", "http://127.0.0.1:9105"),
+    ("tekion_url", "http://127.0.0.1:9106"),
+    ("opentrack_url", "http://127.0.0.1:9107"),
+    ("smtp_port", "2525"),
+    ("webhook_url", "http://127.0.0.1:9108"),
+];
+
+/// `demo --print-config`: the demo's config as a file to start from. It
+/// passes `dms-bridge check` as it is; its upstreams are loopback addresses
+/// to replace with the dealer's systems, its store a SQLite file beside it.
+pub fn printed_config(listen: SocketAddr) -> String {
+    let body = render(
+        PRINTED_ADDRESSES.map(|(name, value)| (name, value.to_owned())),
+        listen,
+    );
+    let body = body.replace(
+        "url = \"sqlite::memory:\"",
+        "url = \"sqlite://dms-bridge.db\"",
+    );
+    format!(
+        "# dms-bridge config printed by `dms-bridge demo --print-config`: the demo's\n\
+         # three dealerships, with their upstreams at loopback addresses where nothing\n\
+         # answers yet. Point each [[upstreams]] entry at the dealer's own system,\n\
+         # replace the demo tokens, then `dms-bridge check --config <this file>`.\n\
+         # Every key: docs/reference/configuration.md.\n\n{}",
+        body.lines()
+            .skip_while(|l| l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim_start()
+    )
+}
+
 /// The demo's `[oauth]` section: tokens from the demo authorization server
 /// at `issuer`, for the MCP endpoint at `listen` (a loopback address).
 /// Callers without a token keep the demo's anonymous inventory unless
@@ -54,6 +94,27 @@ pub fn config<'a>(
     listen: SocketAddr,
 ) -> Result<Config, ConfigErrors> {
     from_toml_str(&render(addresses, listen))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_printed_config_checks_and_fills_every_address() {
+        let printed = printed_config("127.0.0.1:8787".parse().unwrap());
+        let config = from_toml_str(&printed).unwrap();
+        assert_eq!(config.dealerships.len(), 3);
+        assert_eq!(config.store.url, "sqlite://dms-bridge.db");
+        for (name, _) in PRINTED_ADDRESSES {
+            assert!(
+                !printed.contains(&format!("{{{name}}}")),
+                "{name} left unfilled"
+            );
+        }
+        // The CRM mail subject's placeholder is the bridge's own, filled per lead.
+        assert!(printed.contains("{lead_id}"));
+    }
 }
 
 #[cfg(feature = "demo")]

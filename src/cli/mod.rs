@@ -1,4 +1,4 @@
-//! Command line: `demo`, `serve`, `check`, `leads retry`.
+//! Command line: `demo`, `serve`, `check`, `schema`, `leads retry`.
 
 pub mod demo;
 
@@ -37,7 +37,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the bridge with two demo dealerships and mock upstreams on loopback.
+    /// Run the bridge with three demo dealerships and mock upstreams on loopback.
     Demo {
         /// Address for Streamable HTTP (MCP at /mcp).
         #[arg(long, default_value = "127.0.0.1:8787")]
@@ -59,6 +59,10 @@ pub enum Command {
         /// Another store than the temporary SQLite file (for benchmarks of PostgreSQL).
         #[arg(long, hide = true)]
         store_url: Option<String>,
+        /// Print the demo's config as a file to start from (it passes `check`
+        /// as it is; its upstreams are loopback placeholders) and exit.
+        #[arg(long)]
+        print_config: bool,
     },
     /// Run the bridge from a TOML config file.
     Serve {
@@ -73,6 +77,9 @@ pub enum Command {
         #[arg(long, short)]
         config: PathBuf,
     },
+    /// Print the JSON Schema of a config file (what `check` validates its
+    /// structure against; editors read it, see docs/reference/editor-setup.md).
+    Schema,
     /// Operate on the leads in the store named by a config file.
     Leads {
         #[command(subcommand)]
@@ -106,7 +113,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             no_cache,
             require_sign_in,
             store_url,
+            print_config,
         } => {
+            if print_config {
+                print!("{}", demo::printed_config(listen));
+                return Ok(());
+            }
             let latency = Duration::from_millis(upstream_latency_ms);
             let demo = demo::run(listen, stdio, latency, no_cache, require_sign_in, store_url);
             Box::pin(demo).await
@@ -118,6 +130,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Box::pin(serve(&cfg, &base, stdio, None)).await
         }
         Command::Check { config } => check(&config),
+        Command::Schema => {
+            let schema = config::reference::json_schema();
+            println!("{}", serde_json::to_string_pretty(&schema)?);
+            Ok(())
+        }
         Command::Leads {
             action:
                 LeadsAction::Retry {

@@ -18,6 +18,7 @@ mod mirror;
 mod oauth;
 mod problems;
 mod quotas;
+pub mod reference;
 mod rules;
 mod secret;
 mod soap;
