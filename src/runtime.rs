@@ -12,9 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::adapters::feed::FeedAdapter;
 use crate::adapters::resilience::UpstreamPolicy;
-use crate::adapters::rest::{DealershipContext, RestAdapter};
+use crate::adapters::rest::RestAdapter;
 use crate::adapters::soap::SoapAdapter;
-use crate::adapters::{Adapter, AdfSink, UpstreamAdapter, UpstreamInstance};
+use crate::adapters::{Adapter, AdfSink, DealershipContext, UpstreamAdapter, UpstreamInstance};
 use crate::config::{
     Config, ConfigError, ConfigErrors, DealershipConfig, LeadsConfig, MirrorConfig, StoreConfig,
     UpstreamConfig, resolve_secret,

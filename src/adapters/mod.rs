@@ -3,7 +3,7 @@
 
 pub mod adf;
 mod caller_error;
-
+mod context;
 mod error;
 pub mod feed;
 mod flight;
@@ -22,6 +22,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
+pub use context::DealershipContext;
 pub use error::{AdapterError, ErrorClass};
 // The canonical types adapters answer in live in `model`; re-exported as the
 // vocabulary of the adapter trait.

@@ -16,10 +16,10 @@ use tokio::sync::{Mutex, RwLock};
 
 pub use parse::parse_rows;
 
+use super::DealershipContext;
 use super::http::{self, status_error};
 use super::mapping::{MapContext, MappedUnit, VehicleMapping, map_vehicle};
 use super::resilience::UpstreamPolicy;
-use super::rest::DealershipContext;
 use super::template::{Template, TemplateContext};
 use super::{AdapterError, InventorySnapshot, SoldUnit, UpstreamAdapter, UpstreamInstance};
 use crate::config::{FeedUpstreamConfig, catalog, resolve_secret};

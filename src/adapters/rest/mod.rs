@@ -25,7 +25,9 @@ use self::profile::{AuthSpec, DeltaSpec, ErrorSpec, OperationSpec, Profile};
 use super::flight::Flight;
 use super::mapping::{ValuePath, VehicleMapping};
 use super::resilience::UpstreamPolicy;
-use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance};
+use super::{
+    AdapterError, DealershipContext, InventorySnapshot, UpstreamAdapter, UpstreamInstance,
+};
 use crate::adapters::template::{self, Template, TemplateContext};
 use crate::config::catalog;
 use crate::config::{RestUpstreamConfig, resolve_secret};
@@ -35,16 +37,6 @@ use crate::model::service::{
     Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest,
 };
 use crate::model::valuation::{TradeValueRequest, Valuation};
-
-/// Who the adapter serves; records are mapped in this dealership's terms.
-#[derive(Debug, Clone)]
-pub struct DealershipContext {
-    pub id: String,
-    pub currency: String,
-    pub timezone: chrono_tz::Tz,
-    /// State or province code (e.g. `TX`), for providers that price by region.
-    pub region: String,
-}
 
 /// A built REST upstream for one dealership.
 pub struct RestAdapter {

@@ -19,8 +19,8 @@ use secrecy::SecretString;
 
 use self::envelope::SoapVersion;
 use self::profile::{Security, SoapErrorSpec, SoapProfile};
+use super::DealershipContext;
 use super::resilience::UpstreamPolicy;
-use super::rest::DealershipContext;
 use super::template::{self, NO_PARAMS, Template, TemplateContext};
 use super::{AdapterError, ErrorClass, InventorySnapshot, UpstreamAdapter, UpstreamInstance};
 use crate::config::catalog;
