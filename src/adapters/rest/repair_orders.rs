@@ -18,7 +18,7 @@ use super::profile::{LongOperationSpec, RepairOrdersSpec, RoReadSpec};
 use crate::adapters::AdapterError;
 use crate::adapters::mapping::path::scalar_text;
 use crate::adapters::mapping::{RoMapping, ValuePath};
-use crate::adapters::ro_common::{self, RecentOrders};
+use crate::adapters::shared_repair_orders::{self, RecentOrders};
 use crate::adapters::template::{Template, TemplateContext};
 use crate::model::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::telemetry::progress;
@@ -58,8 +58,8 @@ pub(super) fn compile(
     base: &Path,
     errors: &mut Vec<String>,
 ) -> Option<RepairOrdersOp> {
-    let mapping = ro_common::load_mapping(&spec.mapping, base, errors);
-    let mut names = crate::adapters::template::param_names(&ro_common::PARAMS);
+    let mapping = shared_repair_orders::load_mapping(&spec.mapping, base, errors);
+    let mut names = crate::adapters::template::param_names(&shared_repair_orders::PARAMS);
     names.extend(crate::adapters::template::param_names(&["operation_id"]));
     let ctx = TemplateContext {
         params: &names,
@@ -156,7 +156,7 @@ impl RestAdapter {
     ) -> Result<Vec<RepairOrder>, AdapterError> {
         let op = self.ro_op()?;
         let params = self.ro_params(query.from, query.to, query.vin, None);
-        let reads = ro_common::reads_for(
+        let reads = shared_repair_orders::reads_for(
             query.statuses,
             op.all.as_ref(),
             op.open.as_ref(),
@@ -214,7 +214,7 @@ impl RestAdapter {
         vin: Option<&str>,
         ro_number: Option<&str>,
     ) -> BTreeMap<String, String> {
-        ro_common::params(self.dealership.timezone, from, to, vin, ro_number)
+        shared_repair_orders::params(self.dealership.timezone, from, to, vin, ro_number)
     }
 
     /// A read's orders, from a recent identical read when there is one.
@@ -259,7 +259,7 @@ impl RestAdapter {
                     .0
             }
         };
-        Ok(ro_common::map_orders(
+        Ok(shared_repair_orders::map_orders(
             &op.mapping,
             &records,
             self.dealership.timezone,

@@ -1,4 +1,4 @@
-//! What the repair-order reads of every adapter kind share: loading the
+//! What the repair-order reads of the REST and SOAP kinds share: loading the
 //! mapping, the request parameters a profile's templates may use, mapping
 //! records to canonical orders, and the short-lived cache that keeps paging
 //! through a list from running the same slow DMS query again.
