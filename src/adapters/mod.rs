@@ -13,7 +13,6 @@ pub mod resilience;
 pub mod rest;
 pub mod search_index;
 mod shared_repair_orders;
-mod slot_fields;
 mod snapshot;
 pub mod soap;
 pub mod template;
@@ -31,7 +30,6 @@ pub use crate::model::service::{
     BookedStatus, Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest,
 };
 pub use crate::model::valuation::{TradeValueRequest, Valuation};
-pub use slot_fields::{parse_time, slot_from_fields};
 pub use snapshot::{InventorySnapshot, Lookup, SoldUnit, UnitRef};
 
 use crate::model::Domain;

@@ -8,6 +8,7 @@ mod inventory;
 pub mod profile;
 pub mod records;
 mod repair_orders;
+mod slots;
 mod valuation;
 mod write;
 
@@ -509,7 +510,7 @@ impl UpstreamAdapter for RestAdapter {
         let slots: Vec<Slot> = records
             .iter()
             .filter_map(|f| {
-                let slot = super::slot_from_fields(f, tz);
+                let slot = slots::slot_from_fields(f, tz);
                 unreadable += usize::from(slot.is_none());
                 slot
             })
