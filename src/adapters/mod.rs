@@ -2,6 +2,7 @@
 //! Per-dealership instances are data (config + `adapters/` profiles + `mappings/`).
 
 pub mod adf;
+mod build_error;
 mod caller_error;
 mod context;
 mod error;
@@ -21,6 +22,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
+pub use build_error::BuildError;
 pub use context::DealershipContext;
 pub use error::{AdapterError, ErrorClass};
 // The canonical types adapters answer in live in `model`; re-exported as the

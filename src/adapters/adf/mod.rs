@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::resilience::UpstreamPolicy;
-use super::{AdapterError, UpstreamInstance};
+use super::{AdapterError, BuildError, UpstreamInstance};
 use crate::config::{AdfEmailConfig, AdfHttpConfig};
 use crate::model::Domain;
 
@@ -43,7 +43,7 @@ impl AdfSink {
         instance: &UpstreamInstance<'_>,
         config: &AdfHttpConfig,
         base: &Path,
-    ) -> Result<Self, Vec<String>> {
+    ) -> Result<Self, Vec<BuildError>> {
         Ok(Self {
             policy: instance.policy.clone(),
             transport: Transport::Http(http::HttpIntake::build(config, base)?),
@@ -54,7 +54,7 @@ impl AdfSink {
         instance: &UpstreamInstance<'_>,
         config: &AdfEmailConfig,
         base: &Path,
-    ) -> Result<Self, Vec<String>> {
+    ) -> Result<Self, Vec<BuildError>> {
         Ok(Self {
             policy: instance.policy.clone(),
             transport: Transport::Email(email::EmailIntake::build(config, base)?),

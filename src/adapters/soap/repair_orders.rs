@@ -17,10 +17,10 @@ use futures::StreamExt;
 use super::SoapAdapter;
 use super::call::{SoapOperation, compile_operation};
 use super::profile::{SoapOperationSpec, SoapRepairOrdersSpec};
-use crate::adapters::AdapterError;
 use crate::adapters::mapping::{RoMapping, list_at};
 use crate::adapters::shared_repair_orders::{self, RecentOrders};
 use crate::adapters::template::{TemplateContext, param_names};
+use crate::adapters::{AdapterError, BuildError};
 use crate::model::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::telemetry::progress;
 
@@ -47,7 +47,7 @@ pub(super) fn compile(
     spec: &SoapRepairOrdersSpec,
     ctx: &TemplateContext<'_>,
     base: &Path,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> Option<RoOps> {
     let mapping = shared_repair_orders::load_mapping(&spec.mapping, base, errors);
     let mut compile = |name: &'static str, spec: &Option<SoapOperationSpec>| {
@@ -72,11 +72,15 @@ pub(super) fn compile(
         recent: RecentOrders::new(spec.keep_seconds),
     };
     if spec.all.is_none() && spec.open.is_none() && spec.closed.is_none() {
-        errors.push("profile repair_orders: give `all`, or `open` and/or `closed`".into());
+        errors.push(BuildError::upstream(
+            "profile repair_orders: give `all`, or `open` and/or `closed`",
+        ));
         return None;
     }
     if spec.get.as_ref().is_some_and(|g| g.per_day) {
-        errors.push("profile repair_orders.get.per_day: a lookup by number takes no day".into());
+        errors.push(BuildError::upstream(
+            "profile repair_orders.get.per_day: a lookup by number takes no day",
+        ));
         return None;
     }
     Some(ops)
