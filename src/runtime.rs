@@ -10,16 +10,11 @@ use secrecy::ExposeSecret;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::adapters::feed::FeedAdapter;
 use crate::adapters::resilience::UpstreamPolicy;
-use crate::adapters::rest::RestAdapter;
-use crate::adapters::soap::SoapAdapter;
-use crate::adapters::{
-    Adapter, AdfSink, BuildError, DealershipContext, UpstreamAdapter, UpstreamInstance,
-};
+use crate::adapters::{Adapter, BuildError, DealershipContext, UpstreamAdapter, UpstreamInstance};
 use crate::config::{
     Config, ConfigError, ConfigErrors, DealershipConfig, LeadsConfig, MirrorConfig, StoreConfig,
-    UpstreamConfig, resolve_secret,
+    resolve_secret,
 };
 use crate::contract::cursor::CursorCodec;
 use crate::contract::{DealershipGrant, Principal, Scope};
@@ -425,17 +420,7 @@ fn build_adapter(
         name: upstream_id,
         policy: policy.clone(),
     };
-    let built = match upstream {
-        UpstreamConfig::Rest(rest) => RestAdapter::build(&instance, context.clone(), rest, base)
-            .map(|a| Adapter::Rest(Box::new(a))),
-        UpstreamConfig::Feed(feed) => {
-            FeedAdapter::build(&instance, context.clone(), feed, base).map(Adapter::Feed)
-        }
-        UpstreamConfig::Soap(soap) => SoapAdapter::build(&instance, context.clone(), soap, base)
-            .map(|a| Adapter::Soap(Box::new(a))),
-        UpstreamConfig::AdfHttp(http) => AdfSink::http(&instance, http, base).map(Adapter::Adf),
-        UpstreamConfig::AdfEmail(email) => AdfSink::email(&instance, email, base).map(Adapter::Adf),
-    };
+    let built = Adapter::build(&instance, context, upstream, base);
     let at = format!("upstreams.{upstream_id}");
     built
         .map(Arc::new)

@@ -22,9 +22,7 @@ use self::profile::{Security, SoapErrorSpec, SoapProfile};
 use super::DealershipContext;
 use super::resilience::UpstreamPolicy;
 use super::template::{self, NO_PARAMS, Template, TemplateContext};
-use super::{
-    AdapterError, BuildError, ErrorClass, InventorySnapshot, UpstreamAdapter, UpstreamInstance,
-};
+use super::{AdapterError, BuildError, ErrorClass, UpstreamAdapter, UpstreamInstance};
 use crate::config::catalog;
 use crate::config::{SecretSource, SoapUpstreamConfig, resolve_secret};
 use crate::model::Domain;
@@ -201,10 +199,6 @@ impl UpstreamAdapter for SoapAdapter {
 
     fn policy(&self) -> &UpstreamPolicy {
         &self.policy
-    }
-
-    async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {
-        Err(AdapterError::Unsupported)
     }
 
     // Boxed: a per-day read nests the policy, the cache and the HTTP exchange,
