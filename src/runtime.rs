@@ -10,14 +10,11 @@ use secrecy::ExposeSecret;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::adapters::feed::FeedAdapter;
 use crate::adapters::resilience::UpstreamPolicy;
-use crate::adapters::rest::{DealershipContext, RestAdapter};
-use crate::adapters::soap::SoapAdapter;
-use crate::adapters::{Adapter, AdfSink, UpstreamAdapter, UpstreamInstance};
+use crate::adapters::{Adapter, BuildError, DealershipContext, UpstreamAdapter, UpstreamInstance};
 use crate::config::{
     Config, ConfigError, ConfigErrors, DealershipConfig, LeadsConfig, MirrorConfig, StoreConfig,
-    UpstreamConfig, resolve_secret,
+    resolve_secret,
 };
 use crate::contract::cursor::CursorCodec;
 use crate::contract::{DealershipGrant, Principal, Scope};
@@ -357,17 +354,6 @@ fn build_dealership(
     })
 }
 
-/// Adapter problems read `client_id: …` or `profile headers.X: …`; a bare key
-/// joins the upstream's path, anything else (another file) stays in the message.
-fn located(at: &str, problem: &str) -> ConfigError {
-    match problem.split_once(": ") {
-        Some((key, message)) if !key.contains(' ') => {
-            ConfigError::new(format!("{at}.{key}"), message)
-        }
-        _ => ConfigError::new(at, problem),
-    }
-}
-
 fn build_auth(config: &Config, base: &Path, errors: &mut Vec<ConfigError>) -> Authenticator {
     let mut tokens = Vec::new();
     for (i, t) in config.tokens.iter().enumerate() {
@@ -439,22 +425,21 @@ fn build_adapter(
         name: upstream_id,
         policy: policy.clone(),
     };
-    let built = match upstream {
-        UpstreamConfig::Rest(rest) => RestAdapter::build(&instance, context.clone(), rest, base)
-            .map(|a| Adapter::Rest(Box::new(a))),
-        UpstreamConfig::Feed(feed) => {
-            FeedAdapter::build(&instance, context.clone(), feed, base).map(Adapter::Feed)
-        }
-        UpstreamConfig::Soap(soap) => SoapAdapter::build(&instance, context.clone(), soap, base)
-            .map(|a| Adapter::Soap(Box::new(a))),
-        UpstreamConfig::AdfHttp(http) => AdfSink::http(&instance, http, base).map(Adapter::Adf),
-        UpstreamConfig::AdfEmail(email) => AdfSink::email(&instance, email, base).map(Adapter::Adf),
-    };
+    let built = Adapter::build(&instance, context, upstream, base);
     let at = format!("upstreams.{upstream_id}");
     built
         .map(Arc::new)
-        .map_err(|problems| errors.extend(problems.into_iter().map(|p| located(&at, &p))))
+        .map_err(|problems| errors.extend(problems.into_iter().map(|p| at_upstream(&at, p))))
         .ok()
+}
+
+/// A build problem at its config path: a key of the upstream's joins the
+/// upstream's path; any other stays at the upstream, its message saying where.
+fn at_upstream(at: &str, problem: BuildError) -> ConfigError {
+    match problem {
+        BuildError::AtKey { key, message } => ConfigError::new(format!("{at}.{key}"), message),
+        BuildError::Upstream(message) => ConfigError::new(at, message),
+    }
 }
 
 /// How often the bridge looks for bookings and cancellations it sent

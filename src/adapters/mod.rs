@@ -2,8 +2,9 @@
 //! Per-dealership instances are data (config + `adapters/` profiles + `mappings/`).
 
 pub mod adf;
+mod build_error;
 mod caller_error;
-
+mod context;
 mod error;
 pub mod feed;
 mod flight;
@@ -11,17 +12,22 @@ pub mod http;
 pub mod mapping;
 pub mod resilience;
 pub mod rest;
-pub mod ro_common;
 pub mod search_index;
-mod slot_fields;
+mod shared_repair_orders;
 mod snapshot;
 pub mod soap;
 pub mod template;
 
 use std::future::Future;
+use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
 
 pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
+pub use build_error::BuildError;
+pub use context::DealershipContext;
 pub use error::{AdapterError, ErrorClass};
 // The canonical types adapters answer in live in `model`; re-exported as the
 // vocabulary of the adapter trait.
@@ -30,9 +36,9 @@ pub use crate::model::service::{
     BookedStatus, Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest,
 };
 pub use crate::model::valuation::{TradeValueRequest, Valuation};
-pub use slot_fields::{parse_time, slot_from_fields};
 pub use snapshot::{InventorySnapshot, Lookup, SoldUnit, UnitRef};
 
+use crate::config::UpstreamConfig;
 use crate::model::Domain;
 
 use self::resilience::UpstreamPolicy;
@@ -54,18 +60,20 @@ pub trait UpstreamAdapter {
 
     /// How often the inventory mirror reads this upstream's inventory;
     /// `None`: inventory reads go through to the upstream on every cache miss.
-    fn inventory_sync(&self) -> Option<std::time::Duration> {
+    fn inventory_sync(&self) -> Option<Duration> {
         None
     }
 
     /// The dealership's current inventory.
     fn inventory(
         &self,
-    ) -> impl Future<Output = Result<Arc<InventorySnapshot>, AdapterError>> + Send;
+    ) -> impl Future<Output = Result<Arc<InventorySnapshot>, AdapterError>> + Send {
+        async { Err(AdapterError::Unsupported) }
+    }
 
     /// Where the upstream answers changes-since reads ([`Self::inventory_changes`]):
     /// how often a full read must still be made.
-    fn inventory_delta(&self) -> Option<std::time::Duration> {
+    fn inventory_delta(&self) -> Option<Duration> {
         None
     }
 
@@ -73,7 +81,7 @@ pub trait UpstreamAdapter {
     /// when the upstream offers no such read.
     fn inventory_changes(
         &self,
-        _since: chrono::DateTime<chrono::Utc>,
+        _since: DateTime<Utc>,
     ) -> impl Future<Output = Result<Option<Arc<InventorySnapshot>>, AdapterError>> + Send {
         async { Ok(None) }
     }
@@ -131,6 +139,11 @@ pub trait UpstreamAdapter {
         async { Err(AdapterError::Unsupported) }
     }
 
+    /// For lead sinks, the channel shown in a lead's delivery state.
+    fn lead_channel(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Hands one lead to the dealership's CRM (one attempt; the outbox retries).
     /// Only lead sinks can.
     fn deliver_lead(
@@ -141,137 +154,141 @@ pub trait UpstreamAdapter {
     }
 }
 
-/// The closed set of adapter kinds.
-pub enum Adapter {
+/// Lists the kinds once and writes the enum and its trait impl from that list:
+/// each method goes to the kind's own impl, whose defaults answer what the
+/// kind does not offer. A new trait method is forwarded here once, for all kinds.
+macro_rules! adapter_kinds {
+    ($($(#[$doc:meta])* $kind:ident($inner:ty),)+) => {
+        /// The closed set of adapter kinds.
+        pub enum Adapter {
+            $($(#[$doc])* $kind($inner),)+
+        }
+
+        impl UpstreamAdapter for Adapter {
+            fn domains(&self) -> &[Domain] {
+                match self { $(Self::$kind(a) => a.domains(),)+ }
+            }
+
+            fn policy(&self) -> &UpstreamPolicy {
+                match self { $(Self::$kind(a) => a.policy(),)+ }
+            }
+
+            fn inventory_sync(&self) -> Option<Duration> {
+                match self { $(Self::$kind(a) => a.inventory_sync(),)+ }
+            }
+
+            async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {
+                match self { $(Self::$kind(a) => a.inventory().await,)+ }
+            }
+
+            fn inventory_delta(&self) -> Option<Duration> {
+                match self { $(Self::$kind(a) => a.inventory_delta(),)+ }
+            }
+
+            async fn inventory_changes(
+                &self,
+                since: DateTime<Utc>,
+            ) -> Result<Option<Arc<InventorySnapshot>>, AdapterError> {
+                match self { $(Self::$kind(a) => a.inventory_changes(since).await,)+ }
+            }
+
+            async fn trade_value(
+                &self,
+                request: &TradeValueRequest<'_>,
+            ) -> Result<Option<Valuation>, AdapterError> {
+                match self { $(Self::$kind(a) => a.trade_value(request).await,)+ }
+            }
+
+            async fn service_menu(&self) -> Result<Vec<ServiceItem>, AdapterError> {
+                match self { $(Self::$kind(a) => a.service_menu().await,)+ }
+            }
+
+            async fn service_slots(
+                &self,
+                request: &SlotRequest<'_>,
+            ) -> Result<Vec<Slot>, AdapterError> {
+                match self { $(Self::$kind(a) => a.service_slots(request).await,)+ }
+            }
+
+            async fn repair_orders(
+                &self,
+                query: &RoQuery<'_>,
+            ) -> Result<Vec<RepairOrder>, AdapterError> {
+                match self { $(Self::$kind(a) => a.repair_orders(query).await,)+ }
+            }
+
+            async fn repair_order(
+                &self,
+                which: RoRef<'_>,
+            ) -> Result<Option<RepairOrder>, AdapterError> {
+                match self { $(Self::$kind(a) => a.repair_order(which).await,)+ }
+            }
+
+            async fn book_appointment(
+                &self,
+                request: &BookingRequest<'_>,
+            ) -> Result<Booking, AdapterError> {
+                match self { $(Self::$kind(a) => a.book_appointment(request).await,)+ }
+            }
+
+            async fn cancel_appointment(
+                &self,
+                request: &CancelRequest<'_>,
+            ) -> Result<(), AdapterError> {
+                match self { $(Self::$kind(a) => a.cancel_appointment(request).await,)+ }
+            }
+
+            fn lead_channel(&self) -> Option<&'static str> {
+                match self { $(Self::$kind(a) => a.lead_channel(),)+ }
+            }
+
+            async fn deliver_lead(
+                &self,
+                lead: &LeadDelivery<'_>,
+            ) -> Result<DeliveryReceipt, AdapterError> {
+                match self { $(Self::$kind(a) => a.deliver_lead(lead).await,)+ }
+            }
+        }
+    };
+}
+
+// A new kind is its module, one line here and one arm in `Adapter::build`
+// (besides its `UpstreamConfig` variant). The large kinds are boxed so the
+// enum stays the size of the small ones.
+adapter_kinds! {
+    /// A REST/JSON API driven by a vendor profile.
     Rest(Box<rest::RestAdapter>),
+    /// A CSV/TSV inventory feed.
     Feed(feed::FeedAdapter),
+    /// A CRM's ADF lead intake, over HTTP or e-mail.
     Adf(AdfSink),
+    /// A SOAP/XML web service driven by a SOAP profile.
     Soap(Box<soap::SoapAdapter>),
 }
 
 impl Adapter {
-    /// For lead sinks, the channel shown in a lead's delivery state.
-    pub fn lead_channel(&self) -> Option<&'static str> {
-        match self {
-            Self::Adf(a) => Some(a.channel()),
-            Self::Rest(_) | Self::Feed(_) | Self::Soap(_) => None,
-        }
-    }
-}
-
-impl UpstreamAdapter for Adapter {
-    fn domains(&self) -> &[Domain] {
-        match self {
-            Self::Rest(a) => a.domains(),
-            Self::Feed(a) => a.domains(),
-            Self::Adf(a) => a.domains(),
-            Self::Soap(a) => a.domains(),
-        }
-    }
-
-    fn policy(&self) -> &UpstreamPolicy {
-        match self {
-            Self::Rest(a) => a.policy(),
-            Self::Feed(a) => a.policy(),
-            Self::Adf(a) => a.policy(),
-            Self::Soap(a) => a.policy(),
-        }
-    }
-
-    fn inventory_sync(&self) -> Option<std::time::Duration> {
-        match self {
-            Self::Rest(a) => a.inventory_sync(),
-            Self::Feed(a) => a.inventory_sync(),
-            Self::Adf(_) | Self::Soap(_) => None,
-        }
-    }
-
-    async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {
-        match self {
-            Self::Rest(a) => a.inventory().await,
-            Self::Feed(a) => a.inventory().await,
-            Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
-        }
-    }
-
-    fn inventory_delta(&self) -> Option<std::time::Duration> {
-        match self {
-            Self::Rest(a) => a.inventory_delta(),
-            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => None,
-        }
-    }
-
-    async fn inventory_changes(
-        &self,
-        since: chrono::DateTime<chrono::Utc>,
-    ) -> Result<Option<Arc<InventorySnapshot>>, AdapterError> {
-        match self {
-            Self::Rest(a) => a.inventory_changes(since).await,
-            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Ok(None),
-        }
-    }
-
-    async fn trade_value(
-        &self,
-        request: &TradeValueRequest<'_>,
-    ) -> Result<Option<Valuation>, AdapterError> {
-        match self {
-            Self::Rest(a) => a.trade_value(request).await,
-            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
-        }
-    }
-
-    async fn service_menu(&self) -> Result<Vec<ServiceItem>, AdapterError> {
-        match self {
-            Self::Rest(a) => a.service_menu().await,
-            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
-        }
-    }
-
-    async fn service_slots(&self, request: &SlotRequest<'_>) -> Result<Vec<Slot>, AdapterError> {
-        match self {
-            Self::Rest(a) => a.service_slots(request).await,
-            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
-        }
-    }
-
-    async fn repair_orders(&self, query: &RoQuery<'_>) -> Result<Vec<RepairOrder>, AdapterError> {
-        match self {
-            Self::Rest(a) => a.repair_orders(query).await,
-            Self::Soap(a) => a.repair_orders(query).await,
-            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
-        }
-    }
-
-    async fn book_appointment(
-        &self,
-        request: &BookingRequest<'_>,
-    ) -> Result<Booking, AdapterError> {
-        match self {
-            Self::Rest(a) => a.book_appointment(request).await,
-            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
-        }
-    }
-
-    async fn repair_order(&self, which: RoRef<'_>) -> Result<Option<RepairOrder>, AdapterError> {
-        match self {
-            Self::Rest(a) => a.repair_order(which).await,
-            Self::Soap(a) => a.repair_order(which).await,
-            Self::Feed(_) | Self::Adf(_) => Err(AdapterError::Unsupported),
-        }
-    }
-
-    async fn cancel_appointment(&self, request: &CancelRequest<'_>) -> Result<(), AdapterError> {
-        match self {
-            Self::Rest(a) => a.cancel_appointment(request).await,
-            Self::Feed(_) | Self::Adf(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
-        }
-    }
-
-    async fn deliver_lead(&self, lead: &LeadDelivery<'_>) -> Result<DeliveryReceipt, AdapterError> {
-        match self {
-            Self::Adf(a) => a.deliver(lead).await,
-            Self::Rest(_) | Self::Feed(_) | Self::Soap(_) => Err(AdapterError::Unsupported),
+    /// Builds the kind `config` names for one dealership. No connection is
+    /// made; every problem is reported, each at its key where it has one.
+    pub fn build(
+        instance: &UpstreamInstance<'_>,
+        dealership: &DealershipContext,
+        config: &UpstreamConfig,
+        base: &Path,
+    ) -> Result<Self, Vec<BuildError>> {
+        match config {
+            UpstreamConfig::Rest(rest) => {
+                rest::RestAdapter::build(instance, dealership.clone(), rest, base)
+                    .map(|a| Self::Rest(Box::new(a)))
+            }
+            UpstreamConfig::Feed(feed) => {
+                feed::FeedAdapter::build(instance, dealership.clone(), feed, base).map(Self::Feed)
+            }
+            UpstreamConfig::Soap(soap) => {
+                soap::SoapAdapter::build(instance, dealership.clone(), soap, base)
+                    .map(|a| Self::Soap(Box::new(a)))
+            }
+            UpstreamConfig::AdfHttp(http) => AdfSink::http(instance, http, base).map(Self::Adf),
+            UpstreamConfig::AdfEmail(email) => AdfSink::email(instance, email, base).map(Self::Adf),
         }
     }
 }

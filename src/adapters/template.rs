@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use reqwest::header::HeaderName;
 use secrecy::{ExposeSecret, SecretString};
 
+use super::BuildError;
+
 #[derive(Debug, Clone)]
 enum Piece {
     Text(String),
@@ -103,16 +105,22 @@ impl Template {
 pub fn compile_headers(
     headers: &BTreeMap<String, String>,
     ctx: &TemplateContext<'_>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> Vec<(HeaderName, Template)> {
     headers
         .iter()
         .filter_map(|(name, value)| {
             let header = HeaderName::try_from(name.as_str())
-                .map_err(|_| errors.push(format!("profile headers.{name}: not a header name")))
+                .map_err(|_| {
+                    errors.push(BuildError::upstream(format!(
+                        "profile headers.{name}: not a header name"
+                    )))
+                })
                 .ok()?;
             let template = Template::compile(value, ctx)
-                .map_err(|e| errors.push(format!("profile headers.{name}: {e}")))
+                .map_err(|e| {
+                    errors.push(BuildError::upstream(format!("profile headers.{name}: {e}")))
+                })
                 .ok()?;
             Some((header, template))
         })

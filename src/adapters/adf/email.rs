@@ -11,7 +11,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use secrecy::ExposeSecret;
 
 use super::{DeliveryReceipt, LeadDelivery};
-use crate::adapters::AdapterError;
+use crate::adapters::{AdapterError, BuildError};
 use crate::config::{AdfEmailConfig, SmtpTls, resolve_secret};
 
 pub struct EmailIntake {
@@ -22,7 +22,7 @@ pub struct EmailIntake {
 }
 
 impl EmailIntake {
-    pub fn build(config: &AdfEmailConfig, base: &Path) -> Result<Self, Vec<String>> {
+    pub fn build(config: &AdfEmailConfig, base: &Path) -> Result<Self, Vec<BuildError>> {
         let mut problems = Vec::new();
         let builder = match config.tls {
             SmtpTls::Starttls => {
@@ -35,7 +35,7 @@ impl EmailIntake {
         };
         let mut builder = match builder {
             Ok(b) => b.port(config.smtp_port).timeout(Some(config.timeout)),
-            Err(e) => return Err(vec![format!("smtp_host: {e}")]),
+            Err(e) => return Err(vec![BuildError::at_key("smtp_host", e)]),
         };
         if let (Some(user), Some(password)) = (&config.username, &config.password) {
             match (resolve_secret(user, base), resolve_secret(password, base)) {
@@ -48,14 +48,14 @@ impl EmailIntake {
                 (u, p) => problems.extend(
                     [("username", u.err()), ("password", p.err())]
                         .into_iter()
-                        .filter_map(|(k, e)| e.map(|e| format!("{k}: {e}"))),
+                        .filter_map(|(k, e)| e.map(|e| BuildError::at_key(k, e))),
                 ),
             }
         }
         let from = config
             .from
             .parse::<Mailbox>()
-            .map_err(|e| problems.push(format!("from: {e}")))
+            .map_err(|e| problems.push(BuildError::at_key("from", e)))
             .ok();
         let to: Vec<Mailbox> = config
             .to
@@ -63,7 +63,7 @@ impl EmailIntake {
             .enumerate()
             .filter_map(|(i, t)| {
                 t.parse::<Mailbox>()
-                    .map_err(|e| problems.push(format!("to[{i}]: {e}")))
+                    .map_err(|e| problems.push(BuildError::at_key(format!("to[{i}]"), e)))
                     .ok()
             })
             .collect();

@@ -10,8 +10,8 @@ use serde_json::Value;
 use sha2::Sha256;
 
 use super::{DeliveryReceipt, LeadDelivery};
-use crate::adapters::AdapterError;
 use crate::adapters::http::{send, status_error};
+use crate::adapters::{AdapterError, BuildError};
 use crate::config::{AdfHttpConfig, resolve_secret};
 
 pub struct HttpIntake {
@@ -22,15 +22,15 @@ pub struct HttpIntake {
 }
 
 impl HttpIntake {
-    pub fn build(config: &AdfHttpConfig, base: &Path) -> Result<Self, Vec<String>> {
+    pub fn build(config: &AdfHttpConfig, base: &Path) -> Result<Self, Vec<BuildError>> {
         let mut problems = Vec::new();
         let url = reqwest::Url::parse(&config.url)
-            .map_err(|e| problems.push(format!("url: {e}")))
+            .map_err(|e| problems.push(BuildError::at_key("url", e)))
             .ok();
         let mut secret = |name: &str, source: &Option<crate::config::SecretSource>| {
             source.as_ref().and_then(|s| {
                 resolve_secret(s, base)
-                    .map_err(|e| problems.push(format!("{name}: {e}")))
+                    .map_err(|e| problems.push(BuildError::at_key(name, e)))
                     .ok()
             })
         };
@@ -40,7 +40,7 @@ impl HttpIntake {
         let client = crate::net::client_builder()
             .timeout(config.timeout)
             .build()
-            .map_err(|e| problems.push(format!("client: {e}")))
+            .map_err(|e| problems.push(BuildError::at_key("client", e)))
             .ok();
         match (url, client) {
             (Some(url), Some(client)) if problems.is_empty() => Ok(Self {

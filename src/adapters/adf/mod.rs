@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::resilience::UpstreamPolicy;
-use super::{AdapterError, UpstreamInstance};
+use super::{AdapterError, BuildError, UpstreamAdapter, UpstreamInstance};
 use crate::config::{AdfEmailConfig, AdfHttpConfig};
 use crate::model::Domain;
 
@@ -43,7 +43,7 @@ impl AdfSink {
         instance: &UpstreamInstance<'_>,
         config: &AdfHttpConfig,
         base: &Path,
-    ) -> Result<Self, Vec<String>> {
+    ) -> Result<Self, Vec<BuildError>> {
         Ok(Self {
             policy: instance.policy.clone(),
             transport: Transport::Http(http::HttpIntake::build(config, base)?),
@@ -54,31 +54,33 @@ impl AdfSink {
         instance: &UpstreamInstance<'_>,
         config: &AdfEmailConfig,
         base: &Path,
-    ) -> Result<Self, Vec<String>> {
+    ) -> Result<Self, Vec<BuildError>> {
         Ok(Self {
             policy: instance.policy.clone(),
             transport: Transport::Email(email::EmailIntake::build(config, base)?),
         })
     }
+}
 
-    /// `adf_http` or `adf_email`, as shown in a lead's delivery state.
-    pub fn channel(&self) -> &'static str {
-        match self.transport {
-            Transport::Http(_) => "adf_http",
-            Transport::Email(_) => "adf_email",
-        }
-    }
-
-    pub fn domains(&self) -> &[Domain] {
+impl UpstreamAdapter for AdfSink {
+    fn domains(&self) -> &[Domain] {
         &[Domain::Leads]
     }
 
-    pub fn policy(&self) -> &UpstreamPolicy {
+    fn policy(&self) -> &UpstreamPolicy {
         &self.policy
     }
 
+    /// `adf_http` or `adf_email`.
+    fn lead_channel(&self) -> Option<&'static str> {
+        Some(match self.transport {
+            Transport::Http(_) => "adf_http",
+            Transport::Email(_) => "adf_email",
+        })
+    }
+
     /// One attempt, under the upstream's quota and circuit breaker.
-    pub async fn deliver(&self, lead: &LeadDelivery<'_>) -> Result<DeliveryReceipt, AdapterError> {
+    async fn deliver_lead(&self, lead: &LeadDelivery<'_>) -> Result<DeliveryReceipt, AdapterError> {
         self.policy
             .run(false, || async {
                 match &self.transport {

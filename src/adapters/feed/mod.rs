@@ -16,12 +16,14 @@ use tokio::sync::{Mutex, RwLock};
 
 pub use parse::parse_rows;
 
+use super::DealershipContext;
 use super::http::{self, status_error};
 use super::mapping::{MapContext, MappedUnit, VehicleMapping, map_vehicle};
 use super::resilience::UpstreamPolicy;
-use super::rest::DealershipContext;
 use super::template::{Template, TemplateContext};
-use super::{AdapterError, InventorySnapshot, SoldUnit, UpstreamAdapter, UpstreamInstance};
+use super::{
+    AdapterError, BuildError, InventorySnapshot, SoldUnit, UpstreamAdapter, UpstreamInstance,
+};
 use crate::config::{FeedUpstreamConfig, catalog, resolve_secret};
 use crate::model::Domain;
 
@@ -59,14 +61,14 @@ impl FeedAdapter {
         dealership: DealershipContext,
         config: &FeedUpstreamConfig,
         base: &Path,
-    ) -> Result<Self, Vec<String>> {
+    ) -> Result<Self, Vec<BuildError>> {
         let mut errors = Vec::new();
         let mapping = catalog::read(&config.mapping, base, catalog::builtin_mapping)
             .map_err(|e| vec![e])
             .and_then(|t| VehicleMapping::from_toml(&t))
             .map_err(|e| {
                 e.into_iter()
-                    .map(|e| format!("mapping {}: {e}", config.mapping))
+                    .map(|e| BuildError::upstream(format!("mapping {}: {e}", config.mapping)))
                     .collect::<Vec<_>>()
             });
         let secrets: BTreeMap<String, SecretString> = config
@@ -75,7 +77,7 @@ impl FeedAdapter {
             .map(|(k, v)| {
                 // Reported once; an empty stand-in keeps templates from a second, misleading problem.
                 let secret = resolve_secret(v, base).unwrap_or_else(|e| {
-                    errors.push(format!("secrets.{k}: {e}"));
+                    errors.push(BuildError::at_key(format!("secrets.{k}"), e));
                     SecretString::from("")
                 });
                 (k.clone(), secret)
@@ -93,10 +95,15 @@ impl FeedAdapter {
             .iter()
             .filter_map(|(name, value)| {
                 let header = HeaderName::try_from(name.as_str())
-                    .map_err(|_| errors.push(format!("headers.{name}: not a header name")))
+                    .map_err(|_| {
+                        errors.push(BuildError::at_key(
+                            format!("headers.{name}"),
+                            "not a header name",
+                        ))
+                    })
                     .ok()?;
                 let value = Template::compile(value, &ctx)
-                    .map_err(|e| errors.push(format!("headers.{name}: {e}")))
+                    .map_err(|e| errors.push(BuildError::at_key(format!("headers.{name}"), e)))
                     .ok()?;
                 Some((header, value.render(&ctx)))
             })
@@ -105,7 +112,7 @@ impl FeedAdapter {
             .timeout(config.timeout)
             .user_agent(concat!("dms-bridge/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| vec![format!("http client: {e}")])?;
+            .map_err(|e| vec![BuildError::upstream(format!("http client: {e}"))])?;
         let mapping = match mapping {
             Ok(m) => m,
             Err(mut e) => {

@@ -6,9 +6,11 @@ pub mod path;
 mod ro_apply;
 mod ro_spec;
 mod spec;
+mod time;
 
 pub use apply::{MapContext, MappedUnit, Unmappable, map_vehicle, vehicle_id};
 pub use path::ValuePath;
-pub use ro_apply::{list_at, map_repair_order, read_time};
+pub use ro_apply::{list_at, map_repair_order};
 pub use ro_spec::RoMapping;
 pub use spec::{FeedFormat, FieldKind, VEHICLE_FIELDS, VehicleMapping};
+pub use time::{parse_time, read_time};

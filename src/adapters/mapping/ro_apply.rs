@@ -3,13 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, TimeZone};
 use chrono_tz::Tz;
 use serde_json::Value;
 
 use super::path::{ValuePath, scalar_text};
 use super::ro_spec::{CompiledSource, PayTypeSource, RoMapping};
-use crate::adapters::parse_time;
+use super::time::read_time;
 use crate::model::money::parse_amount;
 use crate::model::repair_order::{
     JobStatus, PayTotal, PayType, RepairOrder, RoJob, RoStatus, RoVehicle,
@@ -216,60 +215,10 @@ fn joined(source: &CompiledSource, record: &Value) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(&source.join))
 }
 
-/// Reads a time written as `format` (see [`super::ro_spec::FieldSource`]).
-pub fn read_time(text: &str, format: Option<&str>, tz: Tz) -> Option<DateTime<FixedOffset>> {
-    let in_zone = |utc: DateTime<chrono::Utc>| Some(utc.with_timezone(&tz).fixed_offset());
-    match format {
-        None | Some("rfc3339") => parse_time(text, tz),
-        Some("epoch_ms") => in_zone(DateTime::from_timestamp_millis(text.parse().ok()?)?),
-        Some("epoch_s") => in_zone(DateTime::from_timestamp(text.parse().ok()?, 0)?),
-        // Alternatives separated by `|`: a close time that is sometimes left out.
-        Some(formats) => formats.split('|').find_map(|format| {
-            let local = NaiveDateTime::parse_from_str(text, format)
-                .ok()
-                .or_else(|| {
-                    // A date-only format: the start of that local day.
-                    NaiveDate::parse_from_str(text, format)
-                        .ok()
-                        .and_then(|d| d.and_hms_opt(0, 0, 0))
-                })?;
-            tz.from_local_datetime(&local)
-                .earliest()
-                .map(|t| t.fixed_offset())
-        }),
-    }
-}
-
 fn distance_unit(text: &str) -> Option<DistanceUnit> {
     match text.to_ascii_lowercase().as_str() {
         "mi" | "mile" | "miles" => Some(DistanceUnit::Mi),
         "km" | "kilometer" | "kilometers" | "kilometre" | "kilometres" => Some(DistanceUnit::Km),
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_the_time_shapes_of_each_dms() {
-        let tz = chrono_tz::America::Chicago;
-        let at =
-            |text: &str, format: Option<&str>| read_time(text, format, tz).map(|t| t.to_rfc3339());
-        let want = Some("2026-05-01T08:15:00-05:00".to_owned());
-        assert_eq!(at("2026-05-01 08:15", Some("%Y-%m-%d %H:%M")), want);
-        assert_eq!(at("202605010815", Some("%Y%m%d%H%M")), want);
-        assert_eq!(at("1777641300000", Some("epoch_ms")), want);
-        assert_eq!(at("2026-05-01T08:15-0500", None), want);
-        assert_eq!(
-            at("2026-05-01", Some("%Y-%m-%d")).as_deref(),
-            Some("2026-05-01T00:00:00-05:00")
-        );
-        assert_eq!(
-            at("2026-05-01", Some("%Y-%m-%d %H:%M|%Y-%m-%d")).as_deref(),
-            Some("2026-05-01T00:00:00-05:00")
-        );
-        assert_eq!(at("soon", Some("epoch_ms")), None);
     }
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use crate::adapters::BuildError;
 use crate::adapters::template::{Template, TemplateContext};
 
 /// The placeholder for the current element inside an `each` table.
@@ -42,7 +43,7 @@ impl BodyTemplate {
         value: &Value,
         ctx: &TemplateContext<'_>,
         lists: &[&str],
-        errors: &mut Vec<String>,
+        errors: &mut Vec<BuildError>,
     ) -> Option<Self> {
         match value {
             Value::String(text) => {
@@ -55,7 +56,7 @@ impl BodyTemplate {
                 }
                 Template::compile(text, ctx)
                     .map(Self::Text)
-                    .map_err(|e| errors.push(format!("profile {at}: {e}")))
+                    .map_err(|e| errors.push(BuildError::upstream(format!("profile {at}: {e}"))))
                     .ok()
             }
             Value::Object(map) if map.contains_key("each") => {
@@ -92,22 +93,22 @@ impl BodyTemplate {
         map: &Map<String, Value>,
         ctx: &TemplateContext<'_>,
         lists: &[&str],
-        errors: &mut Vec<String>,
+        errors: &mut Vec<BuildError>,
     ) -> Option<Self> {
         let list = match map.get("each") {
             Some(Value::String(name)) if lists.contains(&name.as_str()) => name.clone(),
             _ => {
-                errors.push(format!(
+                errors.push(BuildError::upstream(format!(
                     "profile {at}.each: must name a list parameter ({})",
                     lists.join(", ")
-                ));
+                )));
                 return None;
             }
         };
         let (Some(item), 2) = (map.get("item"), map.len()) else {
-            errors.push(format!(
+            errors.push(BuildError::upstream(format!(
                 "profile {at}: an `each` table has exactly `each` and `item`"
-            ));
+            )));
             return None;
         };
         let mut names = ctx.params.clone();
@@ -187,7 +188,8 @@ mod tests {
             params: &names,
         };
         let mut errors = Vec::new();
-        BodyTemplate::compile("op.body", &body, &ctx, &["codes"], &mut errors).ok_or(errors)
+        let compiled = BodyTemplate::compile("op.body", &body, &ctx, &["codes"], &mut errors);
+        compiled.ok_or_else(|| errors.iter().map(BuildError::to_string).collect())
     }
 
     fn render(t: &BodyTemplate, email: &str) -> Value {

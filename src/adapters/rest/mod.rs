@@ -8,6 +8,7 @@ mod inventory;
 pub mod profile;
 pub mod records;
 mod repair_orders;
+mod slots;
 mod valuation;
 mod write;
 
@@ -25,7 +26,10 @@ use self::profile::{AuthSpec, DeltaSpec, ErrorSpec, OperationSpec, Profile};
 use super::flight::Flight;
 use super::mapping::{ValuePath, VehicleMapping};
 use super::resilience::UpstreamPolicy;
-use super::{AdapterError, InventorySnapshot, UpstreamAdapter, UpstreamInstance};
+use super::{
+    AdapterError, BuildError, DealershipContext, InventorySnapshot, UpstreamAdapter,
+    UpstreamInstance,
+};
 use crate::adapters::template::{self, Template, TemplateContext};
 use crate::config::catalog;
 use crate::config::{RestUpstreamConfig, resolve_secret};
@@ -35,16 +39,6 @@ use crate::model::service::{
     Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest,
 };
 use crate::model::valuation::{TradeValueRequest, Valuation};
-
-/// Who the adapter serves; records are mapped in this dealership's terms.
-#[derive(Debug, Clone)]
-pub struct DealershipContext {
-    pub id: String,
-    pub currency: String,
-    pub timezone: chrono_tz::Tz,
-    /// State or province code (e.g. `TX`), for providers that price by region.
-    pub region: String,
-}
 
 /// A built REST upstream for one dealership.
 pub struct RestAdapter {
@@ -124,16 +118,16 @@ impl RestAdapter {
         dealership: DealershipContext,
         config: &RestUpstreamConfig,
         base: &Path,
-    ) -> Result<Self, Vec<String>> {
+    ) -> Result<Self, Vec<BuildError>> {
         let mut errors = Vec::new();
         let profile = catalog::read(&config.profile, base, catalog::builtin_profile)
             .and_then(|text| Profile::from_toml(&text))
-            .map_err(|e| vec![format!("profile: {e}")])?;
+            .map_err(|e| vec![BuildError::at_key("profile", e)])?;
         let mut secret =
             |name: &str, source: Option<&crate::config::SecretSource>| -> Option<SecretString> {
                 let source = source?;
                 resolve_secret(source, base)
-                    .map_err(|e| errors.push(format!("{name}: {e}")))
+                    .map_err(|e| errors.push(BuildError::at_key(name, e)))
                     .ok()
             };
         let secrets: BTreeMap<String, SecretString> = config
@@ -200,29 +194,34 @@ impl RestAdapter {
         let auth = build_auth(&profile.auth, config, client_id, client_secret, &mut errors);
         let compiled_errors = compile_errors(&profile.errors, &mut errors);
         if profile.domains.contains(&Domain::Inventory) && profile.inventory.is_none() {
-            errors.push(
-                "profile: lists the inventory domain but has no [inventory] operation".into(),
-            );
+            errors.push(BuildError::at_key(
+                "profile",
+                "lists the inventory domain but has no [inventory] operation",
+            ));
         }
         if profile.domains.contains(&Domain::Service) && profile.availability.is_none() {
-            errors.push(
-                "profile: lists the service domain but has no [availability] operation".into(),
-            );
+            errors.push(BuildError::at_key(
+                "profile",
+                "lists the service domain but has no [availability] operation",
+            ));
         }
         if profile.domains.contains(&Domain::RepairOrders) && profile.repair_orders.is_none() {
-            errors.push(
-                "profile: lists the repair_orders domain but has no [repair_orders] section".into(),
-            );
+            errors.push(BuildError::at_key(
+                "profile",
+                "lists the repair_orders domain but has no [repair_orders] section",
+            ));
         }
         if profile.domains.contains(&Domain::Deals) && profile.trade_value.is_none() {
-            errors
-                .push("profile: lists the deals domain but has no [trade_value] operation".into());
+            errors.push(BuildError::at_key(
+                "profile",
+                "lists the deals domain but has no [trade_value] operation",
+            ));
         }
         let http = crate::net::client_builder()
             .timeout(config.timeout)
             .user_agent(concat!("dms-bridge/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| vec![format!("http client: {e}")])?;
+            .map_err(|e| vec![BuildError::upstream(format!("http client: {e}"))])?;
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -262,17 +261,19 @@ fn compile_operation(
     spec: &OperationSpec,
     ctx: &TemplateContext<'_>,
     base: &Path,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> Option<Operation> {
     let mut query = Vec::new();
     for (k, v) in &spec.query {
         match Template::compile(v, ctx) {
             Ok(t) => query.push((k.clone(), t)),
-            Err(e) => errors.push(format!("profile inventory.query.{k}: {e}")),
+            Err(e) => errors.push(BuildError::upstream(format!(
+                "profile inventory.query.{k}: {e}"
+            ))),
         }
     }
     let path = Template::compile(&spec.path, ctx)
-        .map_err(|e| errors.push(format!("profile inventory.path: {e}")))
+        .map_err(|e| errors.push(BuildError::upstream(format!("profile inventory.path: {e}"))))
         .ok()?;
     let mapping = catalog::read(&spec.mapping, base, catalog::builtin_mapping)
         .map_err(|e| vec![e])
@@ -280,7 +281,7 @@ fn compile_operation(
         .map_err(|e| {
             errors.extend(
                 e.into_iter()
-                    .map(|e| format!("mapping {}: {e}", spec.mapping)),
+                    .map(|e| BuildError::upstream(format!("mapping {}: {e}", spec.mapping))),
             )
         })
         .ok()?;
@@ -288,7 +289,11 @@ fn compile_operation(
         "" => None,
         path => Some(
             ValuePath::parse(path)
-                .map_err(|e| errors.push(format!("profile inventory.records: {e}")))
+                .map_err(|e| {
+                    errors.push(BuildError::upstream(format!(
+                        "profile inventory.records: {e}"
+                    )))
+                })
                 .ok()?,
         ),
     };
@@ -311,7 +316,7 @@ fn compile_delta(
     spec: &DeltaSpec,
     base_query: &[(String, Template)],
     ctx: &TemplateContext<'_>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> Option<Delta> {
     let names = template::param_names(&["since", "until"]);
     let ctx = TemplateContext {
@@ -323,7 +328,9 @@ fn compile_delta(
     for (k, v) in &spec.query {
         match Template::compile(v, &ctx) {
             Ok(t) => query.push((k.clone(), t)),
-            Err(e) => errors.push(format!("profile inventory.delta.query.{k}: {e}")),
+            Err(e) => errors.push(BuildError::upstream(format!(
+                "profile inventory.delta.query.{k}: {e}"
+            ))),
         }
     }
     (errors.len() == before).then_some(Delta {
@@ -337,7 +344,7 @@ fn build_auth(
     config: &RestUpstreamConfig,
     client_id: Option<SecretString>,
     client_secret: Option<SecretString>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> Option<UpstreamAuth> {
     // Only complain about a missing credential when the config gives none at all;
     // one that failed to resolve was already reported.
@@ -347,7 +354,7 @@ fn build_auth(
             _ => config.client_secret.is_some(),
         };
         if value.is_none() && !configured {
-            errors.push(format!("{what}: required by the profile's auth"));
+            errors.push(BuildError::at_key(what, "required by the profile's auth"));
         }
         value
     };
@@ -369,16 +376,25 @@ fn build_auth(
             let id = need("client_id", client_id);
             let secret = need("client_secret", client_secret);
             let Some(token_url) = config.token_url.clone() else {
-                errors.push(
-                    "token_url: required by the profile's oauth2_client_credentials auth".into(),
-                );
+                errors.push(BuildError::at_key(
+                    "token_url",
+                    "required by the profile's oauth2_client_credentials auth",
+                ));
                 return None;
             };
             let token_path = ValuePath::parse(token_path)
-                .map_err(|e| errors.push(format!("profile auth.token_path: {e}")))
+                .map_err(|e| {
+                    errors.push(BuildError::upstream(format!(
+                        "profile auth.token_path: {e}"
+                    )))
+                })
                 .ok();
             let expires_path = ValuePath::parse(expires_path)
-                .map_err(|e| errors.push(format!("profile auth.expires_path: {e}")))
+                .map_err(|e| {
+                    errors.push(BuildError::upstream(format!(
+                        "profile auth.expires_path: {e}"
+                    )))
+                })
                 .ok();
             UpstreamAuth::OAuth(Box::new(
                 OAuthClient::new(
@@ -397,19 +413,19 @@ fn build_auth(
     })
 }
 
-fn compile_errors(spec: &ErrorSpec, errors: &mut Vec<String>) -> CompiledErrors {
+fn compile_errors(spec: &ErrorSpec, errors: &mut Vec<BuildError>) -> CompiledErrors {
     let code_paths = spec
         .code
         .iter()
         .filter_map(|p| {
             ValuePath::parse(p)
-                .map_err(|e| errors.push(format!("profile errors.code: {e}")))
+                .map_err(|e| errors.push(BuildError::upstream(format!("profile errors.code: {e}"))))
                 .ok()
         })
         .collect();
     let in_band = spec.in_band.as_ref().and_then(|b| {
         ValuePath::parse(&b.path)
-            .map_err(|e| errors.push(format!("profile errors.in_band: {e}")))
+            .map_err(|e| errors.push(BuildError::upstream(format!("profile errors.in_band: {e}"))))
             .ok()
     });
     CompiledErrors {
@@ -517,7 +533,7 @@ impl UpstreamAdapter for RestAdapter {
         let slots: Vec<Slot> = records
             .iter()
             .filter_map(|f| {
-                let slot = super::slot_from_fields(f, tz);
+                let slot = slots::slot_from_fields(f, tz);
                 unreadable += usize::from(slot.is_none());
                 slot
             })

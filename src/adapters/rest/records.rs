@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use super::RestAdapter;
 use super::fetch::Endpoint;
 use super::profile::RecordsSpec;
-use crate::adapters::AdapterError;
 use crate::adapters::mapping::ValuePath;
 use crate::adapters::mapping::path::scalar_text;
 use crate::adapters::template::{Template, TemplateContext};
+use crate::adapters::{AdapterError, BuildError};
 
 /// One record's fields, by canonical name.
 pub type Fields = BTreeMap<String, String>;
@@ -31,7 +31,7 @@ pub(super) fn compile(
     ctx: &TemplateContext<'_>,
     params: &[&str],
     (required, optional): (&[&str], &[&str]),
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> Option<RecordsOp> {
     let names = crate::adapters::template::param_names(params);
     let ctx = TemplateContext {
@@ -42,26 +42,30 @@ pub(super) fn compile(
     let (path, query) = compile_request(at, &spec.path, &spec.query, &ctx, errors);
     for name in required {
         if !spec.fields.contains_key(*name) {
-            errors.push(format!("profile {at}.fields: {name} is required"));
+            errors.push(BuildError::upstream(format!(
+                "profile {at}.fields: {name} is required"
+            )));
         }
     }
     let mut fields = Vec::new();
     for (name, text) in &spec.fields {
         if !required.contains(&name.as_str()) && !optional.contains(&name.as_str()) {
-            errors.push(format!(
+            errors.push(BuildError::upstream(format!(
                 "profile {at}.fields.{name}: not a field of this operation"
-            ));
+            )));
             continue;
         }
         match ValuePath::parse(text) {
             Ok(p) => fields.push((name.clone(), p)),
-            Err(e) => errors.push(format!("profile {at}.fields.{name}: {e}")),
+            Err(e) => errors.push(BuildError::upstream(format!(
+                "profile {at}.fields.{name}: {e}"
+            ))),
         }
     }
     let records = match spec.records.as_str() {
         "" => None,
         p => ValuePath::parse(p)
-            .map_err(|e| errors.push(format!("profile {at}.records: {e}")))
+            .map_err(|e| errors.push(BuildError::upstream(format!("profile {at}.records: {e}"))))
             .ok(),
     };
     if errors.len() > before {
@@ -82,11 +86,11 @@ pub(super) fn compile_request(
     path: &str,
     query: &BTreeMap<String, String>,
     ctx: &TemplateContext<'_>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> (Option<Template>, Vec<(String, Template)>) {
     let mut template = |key: &str, text: &str| {
         Template::compile(text, ctx)
-            .map_err(|e| errors.push(format!("profile {at}.{key}: {e}")))
+            .map_err(|e| errors.push(BuildError::upstream(format!("profile {at}.{key}: {e}"))))
             .ok()
     };
     let path = template("path", path);

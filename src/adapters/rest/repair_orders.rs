@@ -15,11 +15,11 @@ use tokio::time::Instant;
 use super::RestAdapter;
 use super::fetch::Endpoint;
 use super::profile::{LongOperationSpec, RepairOrdersSpec, RoReadSpec};
-use crate::adapters::AdapterError;
 use crate::adapters::mapping::path::scalar_text;
 use crate::adapters::mapping::{RoMapping, ValuePath};
-use crate::adapters::ro_common::{self, RecentOrders};
+use crate::adapters::shared_repair_orders::{self, RecentOrders};
 use crate::adapters::template::{Template, TemplateContext};
+use crate::adapters::{AdapterError, BuildError};
 use crate::model::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::telemetry::progress;
 
@@ -56,10 +56,10 @@ pub(super) fn compile(
     spec: &RepairOrdersSpec,
     ctx: &TemplateContext<'_>,
     base: &Path,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> Option<RepairOrdersOp> {
-    let mapping = ro_common::load_mapping(&spec.mapping, base, errors);
-    let mut names = crate::adapters::template::param_names(&ro_common::PARAMS);
+    let mapping = shared_repair_orders::load_mapping(&spec.mapping, base, errors);
+    let mut names = crate::adapters::template::param_names(&shared_repair_orders::PARAMS);
     names.extend(crate::adapters::template::param_names(&["operation_id"]));
     let ctx = TemplateContext {
         params: &names,
@@ -79,7 +79,9 @@ pub(super) fn compile(
         recent: RecentOrders::new(spec.keep_seconds),
     };
     if spec.all.is_none() && spec.open.is_none() && spec.closed.is_none() {
-        errors.push("profile repair_orders: give `all`, or `open` and/or `closed`".into());
+        errors.push(BuildError::upstream(
+            "profile repair_orders: give `all`, or `open` and/or `closed`",
+        ));
         return None;
     }
     Some(op)
@@ -89,13 +91,13 @@ fn compile_read(
     name: &'static str,
     spec: &RoReadSpec,
     ctx: &TemplateContext<'_>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> Option<RoRead> {
     let at = format!("repair_orders.{name}");
     let before = errors.len();
     let mut template = |key: &str, text: &str| {
         Template::compile(text, ctx)
-            .map_err(|e| errors.push(format!("profile {at}.{key}: {e}")))
+            .map_err(|e| errors.push(BuildError::upstream(format!("profile {at}.{key}: {e}"))))
             .ok()
     };
     let path = template("path", &spec.path);
@@ -111,7 +113,7 @@ fn compile_read(
     });
     let mut value_path = |key: &str, text: &str| {
         ValuePath::parse(text)
-            .map_err(|e| errors.push(format!("profile {at}.{key}: {e}")))
+            .map_err(|e| errors.push(BuildError::upstream(format!("profile {at}.{key}: {e}"))))
             .ok()
     };
     let records = match spec.records.as_str() {
@@ -156,7 +158,7 @@ impl RestAdapter {
     ) -> Result<Vec<RepairOrder>, AdapterError> {
         let op = self.ro_op()?;
         let params = self.ro_params(query.from, query.to, query.vin, None);
-        let reads = ro_common::reads_for(
+        let reads = shared_repair_orders::reads_for(
             query.statuses,
             op.all.as_ref(),
             op.open.as_ref(),
@@ -214,7 +216,7 @@ impl RestAdapter {
         vin: Option<&str>,
         ro_number: Option<&str>,
     ) -> BTreeMap<String, String> {
-        ro_common::params(self.dealership.timezone, from, to, vin, ro_number)
+        shared_repair_orders::params(self.dealership.timezone, from, to, vin, ro_number)
     }
 
     /// A read's orders, from a recent identical read when there is one.
@@ -259,7 +261,7 @@ impl RestAdapter {
                     .0
             }
         };
-        Ok(ro_common::map_orders(
+        Ok(shared_repair_orders::map_orders(
             &op.mapping,
             &records,
             self.dealership.timezone,

@@ -9,10 +9,10 @@ use serde_json::Value;
 use super::RestAdapter;
 use super::fetch::Endpoint;
 use super::profile::TradeValueSpec;
-use crate::adapters::AdapterError;
 use crate::adapters::mapping::ValuePath;
 use crate::adapters::mapping::path::scalar_text;
 use crate::adapters::template::{Template, TemplateContext};
+use crate::adapters::{AdapterError, BuildError};
 use crate::model::valuation::{TradeValueRequest, Valuation};
 use crate::model::{Money, money::parse_amount};
 
@@ -32,7 +32,7 @@ pub(super) struct TradeValueOp {
 pub(super) fn compile(
     spec: &TradeValueSpec,
     ctx: &TemplateContext<'_>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> Option<TradeValueOp> {
     let names = crate::adapters::template::param_names(&PARAMS);
     let ctx = TemplateContext {
@@ -41,7 +41,11 @@ pub(super) fn compile(
     };
     let mut template = |at: &str, text: &str| {
         Template::compile(text, &ctx)
-            .map_err(|e| errors.push(format!("profile trade_value.{at}: {e}")))
+            .map_err(|e| {
+                errors.push(BuildError::upstream(format!(
+                    "profile trade_value.{at}: {e}"
+                )))
+            })
             .ok()
     };
     let path = template("path", &spec.path);
@@ -52,7 +56,11 @@ pub(super) fn compile(
         .collect();
     let mut value_path = |at: &str, text: &str| {
         ValuePath::parse(text)
-            .map_err(|e| errors.push(format!("profile trade_value.{at}: {e}")))
+            .map_err(|e| {
+                errors.push(BuildError::upstream(format!(
+                    "profile trade_value.{at}: {e}"
+                )))
+            })
             .ok()
     };
     let f = &spec.fields;

@@ -14,11 +14,11 @@ use super::body::{BodyTemplate, Lists};
 use super::fetch::Endpoint;
 use super::profile::WriteSpec;
 use super::records::compile_request;
-use crate::adapters::AdapterError;
 use crate::adapters::mapping::ValuePath;
 use crate::adapters::mapping::path::scalar_text;
 use crate::adapters::template::param_names;
 use crate::adapters::template::{Template, TemplateContext};
+use crate::adapters::{AdapterError, BuildError};
 use crate::model::service::{BookedStatus, Booking, BookingRequest, CancelRequest};
 
 /// What a booking's path, query and body may use. `service_codes` is also a
@@ -83,7 +83,7 @@ pub(super) fn compile(
     kind: &WriteKind,
     spec: &WriteSpec,
     ctx: &TemplateContext<'_>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> Option<WriteOp> {
     let at = kind.at;
     let names = param_names(kind.params);
@@ -105,7 +105,9 @@ pub(super) fn compile(
     if let Some(format) = &spec.time_format
         && StrftimeItems::new(format).any(|i| matches!(i, Item::Error))
     {
-        errors.push(format!("profile {at}.time_format: not a chrono format"));
+        errors.push(BuildError::upstream(format!(
+            "profile {at}.time_format: not a chrono format"
+        )));
     }
     let (required, optional) = if kind.booking {
         BOOK_ANSWER
@@ -115,20 +117,26 @@ pub(super) fn compile(
     let mut answer = |name: &str| -> Option<ValuePath> {
         let text = spec.answer.get(name)?;
         ValuePath::parse(text)
-            .map_err(|e| errors.push(format!("profile {at}.answer.{name}: {e}")))
+            .map_err(|e| {
+                errors.push(BuildError::upstream(format!(
+                    "profile {at}.answer.{name}: {e}"
+                )))
+            })
             .ok()
     };
     let (appointment_id, status) = (answer("appointment_id"), answer("status"));
     for name in required {
         if !spec.answer.contains_key(*name) {
-            errors.push(format!("profile {at}.answer: {name} is required"));
+            errors.push(BuildError::upstream(format!(
+                "profile {at}.answer: {name} is required"
+            )));
         }
     }
     for name in spec.answer.keys() {
         if !required.contains(&name.as_str()) && !optional.contains(&name.as_str()) {
-            errors.push(format!(
+            errors.push(BuildError::upstream(format!(
                 "profile {at}.answer.{name}: not a field of this operation"
-            ));
+            )));
         }
     }
     if errors.len() > before {

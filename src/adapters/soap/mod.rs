@@ -19,10 +19,10 @@ use secrecy::SecretString;
 
 use self::envelope::SoapVersion;
 use self::profile::{Security, SoapErrorSpec, SoapProfile};
+use super::DealershipContext;
 use super::resilience::UpstreamPolicy;
-use super::rest::DealershipContext;
 use super::template::{self, NO_PARAMS, Template, TemplateContext};
-use super::{AdapterError, ErrorClass, InventorySnapshot, UpstreamAdapter, UpstreamInstance};
+use super::{AdapterError, BuildError, ErrorClass, UpstreamAdapter, UpstreamInstance};
 use crate::config::catalog;
 use crate::config::{SecretSource, SoapUpstreamConfig, resolve_secret};
 use crate::model::Domain;
@@ -68,11 +68,11 @@ impl SoapAdapter {
         dealership: DealershipContext,
         config: &SoapUpstreamConfig,
         base: &Path,
-    ) -> Result<Self, Vec<String>> {
+    ) -> Result<Self, Vec<BuildError>> {
         let mut errors = Vec::new();
         let profile = catalog::read(&config.profile, base, catalog::builtin_profile)
             .and_then(|text| SoapProfile::from_toml(&text))
-            .map_err(|e| vec![format!("profile: {e}")])?;
+            .map_err(|e| vec![BuildError::at_key("profile", e)])?;
         let credentials = build_credentials(profile.security, config, base, &mut errors);
         let ctx = TemplateContext {
             vars: &config.vars,
@@ -88,14 +88,18 @@ impl SoapAdapter {
         check_profile(&profile, &mut errors);
         let content_type = profile.content_type.as_deref().and_then(|ct| {
             HeaderValue::from_str(ct)
-                .map_err(|_| errors.push("profile content_type: not a header value".into()))
+                .map_err(|_| {
+                    errors.push(BuildError::upstream(
+                        "profile content_type: not a header value",
+                    ))
+                })
                 .ok()
         });
         let http = crate::net::client_builder()
             .timeout(config.timeout)
             .user_agent(concat!("dms-bridge/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| vec![format!("http client: {e}")])?;
+            .map_err(|e| vec![BuildError::upstream(format!("http client: {e}"))])?;
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -131,18 +135,19 @@ fn build_credentials(
     security: Security,
     config: &SoapUpstreamConfig,
     base: &Path,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> Option<Credentials> {
     if security == Security::None {
         return None;
     }
     let mut need = |name: &str, source: Option<&SecretSource>| match source {
         Some(source) => resolve_secret(source, base)
-            .map_err(|e| errors.push(format!("{name}: {e}")))
+            .map_err(|e| errors.push(BuildError::at_key(name, e)))
             .ok(),
         None => {
-            errors.push(format!(
-                "{name}: required by the profile's username_token security"
+            errors.push(BuildError::at_key(
+                name,
+                "required by the profile's username_token security",
             ));
             None
         }
@@ -157,19 +162,20 @@ fn build_credentials(
 
 /// What serde cannot say about a profile: the domains it claims and codes it
 /// cannot honour.
-fn check_profile(profile: &SoapProfile, errors: &mut Vec<String>) {
+fn check_profile(profile: &SoapProfile, errors: &mut Vec<BuildError>) {
     for domain in &profile.domains {
         if *domain != Domain::RepairOrders {
-            errors.push(format!(
+            errors.push(BuildError::upstream(format!(
                 "profile domains: the soap kind serves repair_orders, not {}",
                 domain.as_str()
-            ));
+            )));
         }
     }
     if profile.domains.contains(&Domain::RepairOrders) && profile.repair_orders.is_none() {
-        errors.push(
-            "profile: lists the repair_orders domain but has no [repair_orders] section".into(),
-        );
+        errors.push(BuildError::at_key(
+            "profile",
+            "lists the repair_orders domain but has no [repair_orders] section",
+        ));
     }
     let tables = [
         ("faults", &profile.errors.faults),
@@ -178,9 +184,9 @@ fn check_profile(profile: &SoapProfile, errors: &mut Vec<String>) {
     for (table, entries) in tables {
         for (code, class) in entries {
             if *class == ErrorClass::Reauthenticate {
-                errors.push(format!(
+                errors.push(BuildError::upstream(format!(
                     "profile errors.{table}.{code}: reauthenticate needs a token to refresh; SOAP credentials are fixed (use unauthorized)"
-                ));
+                )));
             }
         }
     }
@@ -193,10 +199,6 @@ impl UpstreamAdapter for SoapAdapter {
 
     fn policy(&self) -> &UpstreamPolicy {
         &self.policy
-    }
-
-    async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {
-        Err(AdapterError::Unsupported)
     }
 
     // Boxed: a per-day read nests the policy, the cache and the HTTP exchange,

@@ -17,10 +17,10 @@ use futures::StreamExt;
 use super::SoapAdapter;
 use super::call::{SoapOperation, compile_operation};
 use super::profile::{SoapOperationSpec, SoapRepairOrdersSpec};
-use crate::adapters::AdapterError;
 use crate::adapters::mapping::{RoMapping, list_at};
-use crate::adapters::ro_common::{self, RecentOrders};
+use crate::adapters::shared_repair_orders::{self, RecentOrders};
 use crate::adapters::template::{TemplateContext, param_names};
+use crate::adapters::{AdapterError, BuildError};
 use crate::model::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::telemetry::progress;
 
@@ -47,12 +47,12 @@ pub(super) fn compile(
     spec: &SoapRepairOrdersSpec,
     ctx: &TemplateContext<'_>,
     base: &Path,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<BuildError>,
 ) -> Option<RoOps> {
-    let mapping = ro_common::load_mapping(&spec.mapping, base, errors);
+    let mapping = shared_repair_orders::load_mapping(&spec.mapping, base, errors);
     let mut compile = |name: &'static str, spec: &Option<SoapOperationSpec>| {
         let spec = spec.as_ref()?;
-        let mut names = param_names(&ro_common::PARAMS);
+        let mut names = param_names(&shared_repair_orders::PARAMS);
         // `{date}` only means something to an operation called per day.
         if spec.per_day {
             names.extend(param_names(&DAY_PARAMS));
@@ -72,11 +72,15 @@ pub(super) fn compile(
         recent: RecentOrders::new(spec.keep_seconds),
     };
     if spec.all.is_none() && spec.open.is_none() && spec.closed.is_none() {
-        errors.push("profile repair_orders: give `all`, or `open` and/or `closed`".into());
+        errors.push(BuildError::upstream(
+            "profile repair_orders: give `all`, or `open` and/or `closed`",
+        ));
         return None;
     }
     if spec.get.as_ref().is_some_and(|g| g.per_day) {
-        errors.push("profile repair_orders.get.per_day: a lookup by number takes no day".into());
+        errors.push(BuildError::upstream(
+            "profile repair_orders.get.per_day: a lookup by number takes no day",
+        ));
         return None;
     }
     Some(ops)
@@ -94,7 +98,7 @@ impl SoapAdapter {
         query: &RoQuery<'_>,
     ) -> Result<Vec<RepairOrder>, AdapterError> {
         let ops = self.ro_ops()?;
-        let reads = ro_common::reads_for(
+        let reads = shared_repair_orders::reads_for(
             query.statuses,
             ops.all.as_ref(),
             ops.open.as_ref(),
@@ -124,7 +128,13 @@ impl SoapAdapter {
         let today = Utc::now()
             .with_timezone(&self.dealership.timezone)
             .date_naive();
-        let params = ro_common::params(self.dealership.timezone, today, today, None, Some(number));
+        let params = shared_repair_orders::params(
+            self.dealership.timezone,
+            today,
+            today,
+            None,
+            Some(number),
+        );
         let found = self.read(ops, get, params, false).await?;
         Ok(found
             .iter()
@@ -141,7 +151,7 @@ impl SoapAdapter {
     ) -> Result<Vec<RepairOrder>, AdapterError> {
         let tz = self.dealership.timezone;
         if !op.per_day {
-            let params = ro_common::params(tz, query.from, query.to, query.vin, None);
+            let params = shared_repair_orders::params(tz, query.from, query.to, query.vin, None);
             return Ok(self.read(ops, op, params, query.fresh).await?.to_vec());
         }
         let days: Vec<NaiveDate> = query
@@ -160,7 +170,7 @@ impl SoapAdapter {
         let total = days.len();
         let mut answers = futures::stream::iter(days)
             .map(|day| {
-                let mut params = ro_common::params(tz, day, day, query.vin, None);
+                let mut params = shared_repair_orders::params(tz, day, day, query.vin, None);
                 params.insert("date".into(), day.format("%Y-%m-%d").to_string());
                 params.insert("date_compact".into(), day.format("%Y%m%d").to_string());
                 self.read(ops, op, params, query.fresh)
@@ -195,7 +205,7 @@ impl SoapAdapter {
         ops.recent
             .get_or_fetch(key, fresh, async {
                 let doc = self.call(op, &params).await?;
-                Ok(ro_common::map_orders(
+                Ok(shared_repair_orders::map_orders(
                     &ops.mapping,
                     list_at(&op.records, &doc),
                     self.dealership.timezone,

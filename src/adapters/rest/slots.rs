@@ -1,10 +1,9 @@
-//! Scheduler answers read from a vendor's mapped fields: slot times in the
-//! shapes vendors send them.
+//! Open service slots read from a scheduler answer's mapped fields.
 
-use chrono::{DateTime, FixedOffset, NaiveDateTime, TimeZone};
 use chrono_tz::Tz;
 
-use super::rest::records::Fields;
+use super::records::Fields;
+use crate::adapters::mapping::parse_time;
 use crate::model::service::Slot;
 
 /// Slots without a length are this long.
@@ -32,44 +31,9 @@ pub fn slot_from_fields(fields: &Fields, tz: Tz) -> Option<Slot> {
     })
 }
 
-/// Vendor times: RFC 3339, offsets without a colon (`2024-05-01T09:30-0500`),
-/// or local times without an offset (read in the dealership's time zone).
-pub fn parse_time(text: &str, tz: Tz) -> Option<DateTime<FixedOffset>> {
-    let text = text.trim();
-    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
-        return Some(t);
-    }
-    for format in ["%Y-%m-%dT%H:%M%z", "%Y-%m-%dT%H:%M:%S%z"] {
-        if let Ok(t) = DateTime::parse_from_str(text, format) {
-            return Some(t);
-        }
-    }
-    ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M"]
-        .iter()
-        .find_map(|f| NaiveDateTime::parse_from_str(text, f).ok())
-        .and_then(|local| tz.from_local_datetime(&local).earliest())
-        .map(|t| t.fixed_offset())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reads_the_time_shapes_vendors_send() {
-        let tz = chrono_tz::America::Chicago;
-        let want = "2026-05-01T09:30:00-05:00";
-        for text in [
-            want,
-            "2026-05-01T09:30-0500",
-            "2026-05-01T09:30:00-0500",
-            "2026-05-01T09:30",
-        ] {
-            let t = parse_time(text, tz).map(|t| t.to_rfc3339());
-            assert_eq!(t.as_deref(), Some(want), "{text}");
-        }
-        assert_eq!(parse_time("tomorrow", tz), None);
-    }
 
     #[test]
     fn a_slot_ends_after_its_duration_or_half_an_hour() {

@@ -1,4 +1,4 @@
-//! What the repair-order reads of every adapter kind share: loading the
+//! What the repair-order reads of the REST and SOAP kinds share: loading the
 //! mapping, the request parameters a profile's templates may use, mapping
 //! records to canonical orders, and the short-lived cache that keeps paging
 //! through a list from running the same slow DMS query again.
@@ -12,8 +12,8 @@ use std::time::Duration;
 use chrono::{NaiveDate, TimeZone};
 use serde_json::Value;
 
-use super::AdapterError;
 use super::mapping::{RoMapping, map_repair_order};
+use super::{AdapterError, BuildError};
 use crate::config::catalog;
 use crate::model::repair_order::{RepairOrder, RoStatus};
 
@@ -29,14 +29,19 @@ pub const PARAMS: [&str; 6] = [
 
 /// Reads and compiles a repair-order mapping (built-in name or file); problems
 /// go to `errors`, each naming the mapping.
-pub fn load_mapping(reference: &str, base: &Path, errors: &mut Vec<String>) -> Option<RoMapping> {
+pub fn load_mapping(
+    reference: &str,
+    base: &Path,
+    errors: &mut Vec<BuildError>,
+) -> Option<RoMapping> {
     catalog::read(reference, base, catalog::builtin_mapping)
         .map_err(|e| vec![e])
         .and_then(|text| RoMapping::from_toml(&text))
         .map_err(|es| {
             errors.extend(
-                es.into_iter()
-                    .map(|e| format!("repair-order mapping {reference}: {e}")),
+                es.into_iter().map(|e| {
+                    BuildError::upstream(format!("repair-order mapping {reference}: {e}"))
+                }),
             )
         })
         .ok()
