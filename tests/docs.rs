@@ -75,12 +75,13 @@ fn blocks_of(file: &Path) -> Vec<Block> {
                         body: body.join("\n") + "\n",
                     });
                 } else {
+                    // The fence's indentation, where the line has it.
                     let cut = line.len().min(fence_indent);
-                    let cut = line[..cut]
-                        .trim_start()
-                        .is_empty()
-                        .then_some(cut)
-                        .unwrap_or(0);
+                    let cut = if line.get(..cut).is_some_and(|p| p.trim().is_empty()) {
+                        cut
+                    } else {
+                        0
+                    };
                     body.push(line[cut..].to_owned());
                     open = Some((start, fence_indent, info, body));
                 }

@@ -309,10 +309,10 @@ fn sibling_edges(src: &Path) -> BTreeMap<Vec<String>, Edges> {
                 .find(|&n| texts.contains_key(&full[..n]))
                 .unwrap_or(0);
             let mut to = full[..depth].to_vec();
-            if let (Some(text), Some(name)) = (texts.get(&to), full.get(depth)) {
-                if let Some(child) = reexports(text).get(name) {
-                    to.push(child.clone());
-                }
+            if let (Some(text), Some(name)) = (texts.get(&to), full.get(depth))
+                && let Some(child) = reexports(text).get(name)
+            {
+                to.push(child.clone());
             }
             let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
             if let (Some(a), Some(b)) = (from.get(common), to.get(common)) {

@@ -250,7 +250,10 @@ fn render_value(value: &Value) -> String {
             (Some(Value::Number(secs)), Some(Value::Number(nanos)), 2) => {
                 let duration = std::time::Duration::new(
                     secs.as_u64().unwrap_or_default(),
-                    nanos.as_u64().and_then(|n| u32::try_from(n).ok()).unwrap_or_default(),
+                    nanos
+                        .as_u64()
+                        .and_then(|n| u32::try_from(n).ok())
+                        .unwrap_or_default(),
                 );
                 format!("\"{}\"", humantime::format_duration(duration))
             }

@@ -8,6 +8,7 @@ use chrono::Utc;
 
 use super::book_args::{BookArgs, BookResult, BookingStatus};
 use super::vehicle::VehicleRef;
+use crate::adapters::UpstreamAdapter;
 use crate::contract::error::{ErrorCode, ToolError};
 use crate::leads::appointment::outcome;
 use crate::leads::lead::{
