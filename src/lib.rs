@@ -1,10 +1,13 @@
 //! dms-bridge: one canonical, typed, safe MCP tool surface for car dealerships,
 //! translated through pluggable adapters into the systems they already run.
 //!
-//! Layers, each using only those below it (checked by `tests/layers.rs`):
+//! Layers, each using only those below it, and no circle between the files
+//! of any folder (both checked by `tests/layers.rs`):
 //!
-//! - [`cli`], [`runtime`] (build from config with I/O, start), [`mcp`] (MCP
-//!   over Streamable HTTP and stdio);
+//! - [`cli`], [`runtime`] (build from config with I/O, start), [`http`] (the
+//!   HTTP server: accept loop, front door, callers, OAuth, inbound vendor
+//!   events, the MCP transport, ops routes), [`mcp`] (the MCP protocol, over
+//!   that transport and stdio);
 //! - [`gateway`]: the dispatch pipeline every call passes through, and only
 //!   that: auth, scoping, validation, quotas, read cache, the write step
 //!   (idempotency keys, invalidation), the upstream error mapping, audit;

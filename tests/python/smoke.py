@@ -4,7 +4,7 @@
 Usage:
     python tests/python/smoke.py http://127.0.0.1:PORT/mcp [path/to/dms-bridge] [path/to/smoke-calls.json]
 
-The URL is a running `dms-bridge demo`. The binary (default target/release/dms-bridge)
+The URL is a running `dms-bridge demo`. The binary (default target/debug/dms-bridge)
 is launched once more as `dms-bridge demo --stdio` for the stdio checks.
 Then every call of tests/smoke-calls.json (shared with tests/typescript/smoke.mjs) is
 made through one Streamable HTTP session with demo-token-group, after `tools/list`:
@@ -388,7 +388,7 @@ async def main() -> int:
         print(__doc__, file=sys.stderr)
         return 2
     url = sys.argv[1]
-    binary = sys.argv[2] if len(sys.argv) > 2 else str(REPO / "target" / "release" / "dms-bridge")
+    binary = sys.argv[2] if len(sys.argv) > 2 else str(REPO / "target" / "debug" / "dms-bridge")
     calls_path = Path(sys.argv[3]) if len(sys.argv) > 3 else REPO / "tests" / "smoke-calls.json"
 
     checks: list[tuple[str, Callable[[], Awaitable[None]]]] = [
