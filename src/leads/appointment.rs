@@ -6,7 +6,9 @@
 use chrono::{DateTime, Datelike, Duration, NaiveTime, SecondsFormat, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
 
-use super::lead::{AppointmentOutcome, AppointmentRequest, AppointmentStatus, AppointmentType};
+use super::lead::{
+    AppointmentOutcome, AppointmentRequest, AppointmentStatus, AppointmentType, Lead, parse_instant,
+};
 use crate::model::dealership::{Hours, Weekday};
 
 /// Alternatives offered with `proposed`.
@@ -15,6 +17,15 @@ const PROPOSALS: usize = 3;
 const STEP_MINUTES: i64 = 30;
 /// How far ahead to look for an opening.
 const HORIZON_DAYS: i64 = 14;
+
+/// The outcome of `lead`'s appointment request, if it makes one, at a
+/// dealership with `hours` in `tz`; the appointment's id derives from the lead's.
+pub fn of_lead(lead: &Lead, lead_id: &str, hours: &[Hours], tz: Tz) -> Option<AppointmentOutcome> {
+    lead.appointment.as_ref().map(|request| {
+        let at = request.appointment_at.as_deref().and_then(parse_instant);
+        outcome(request, at, hours, tz, format!("{lead_id}-appt"))
+    })
+}
 
 /// The outcome of `request` at a dealership with `hours` in `tz`.
 pub fn outcome(
@@ -166,7 +177,7 @@ mod tests {
             duration_minutes: None,
             notes: None,
         };
-        (req, super::super::lead::parse_instant(at))
+        (req, parse_instant(at))
     }
 
     #[test]

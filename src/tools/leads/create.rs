@@ -12,8 +12,8 @@ use super::view::{
 };
 use crate::adapters::{Lookup, UnitRef, UpstreamAdapter};
 use crate::contract::error::{ErrorCode, Problem, ToolError};
-use crate::leads::appointment::outcome;
-use crate::leads::lead::{Lead, parse_instant};
+use crate::leads::appointment;
+use crate::leads::lead::Lead;
 use crate::leads::submit::Submission;
 use crate::leads::{Decision, new_lead_id};
 use crate::model::{Condition, Domain, vin};
@@ -42,16 +42,12 @@ pub async fn create(ctx: ToolContext<'_>, mut args: CreateArgs) -> Handled {
     let lead_id = new_lead_id();
     // The lead the bridge keeps and sends, mapped from the arguments once.
     let record = Lead::from(&args);
-    let appointment = record.appointment.as_ref().map(|req| {
-        let at = req.appointment_at.as_deref().and_then(parse_instant);
-        outcome(
-            req,
-            at,
-            &dealership.profile.hours,
-            dealership.timezone,
-            format!("{lead_id}-appt"),
-        )
-    });
+    let appointment = appointment::of_lead(
+        &record,
+        &lead_id,
+        &dealership.profile.hours,
+        dealership.timezone,
+    );
     let submission = Submission {
         lead_id: &lead_id,
         lead: &record,

@@ -10,10 +10,9 @@ use super::book_args::{BookArgs, BookResult, BookingStatus};
 use super::vehicle::VehicleRef;
 use crate::adapters::UpstreamAdapter;
 use crate::contract::error::{ErrorCode, ToolError};
-use crate::leads::appointment::outcome;
+use crate::leads::appointment;
 use crate::leads::lead::{
     AppointmentRequest, AppointmentStatus, AppointmentType, Customer, LEAD_SCHEMA, Lead,
-    parse_instant,
 };
 use crate::leads::submit::Submission;
 use crate::leads::{Decision, new_lead_id};
@@ -50,16 +49,12 @@ pub async fn request_as_lead(
     crate::telemetry::client_log::tell(crate::telemetry::notices::booking_handed_over);
     let lead = booking_as_lead(args, vehicle, codes);
     let lead_id = new_lead_id();
-    let appointment = lead.appointment.as_ref().map(|req| {
-        let at = req.appointment_at.as_deref().and_then(parse_instant);
-        outcome(
-            req,
-            at,
-            &dealership.profile.hours,
-            dealership.timezone,
-            format!("{lead_id}-appt"),
-        )
-    });
+    let appointment = appointment::of_lead(
+        &lead,
+        &lead_id,
+        &dealership.profile.hours,
+        dealership.timezone,
+    );
     let decision = ctx
         .services
         .leads
