@@ -24,6 +24,7 @@ mod secret;
 mod soap;
 mod store;
 mod tasks;
+mod upstream_kinds;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -49,6 +50,7 @@ pub use secret::{SecretSource, resolve_secret};
 pub use soap::SoapUpstreamConfig;
 pub use store::StoreDialect;
 pub use tasks::TasksConfig;
+pub use upstream_kinds::UpstreamKind;
 
 use crate::model::Domain;
 use crate::model::dealership::{Address, Geo, Hours, Phone};
@@ -310,26 +312,26 @@ pub enum UpstreamConfig {
 }
 
 impl UpstreamConfig {
+    /// The kind's own settings and checks: the one match over the kinds a
+    /// new kind adds an arm to (besides its variant above).
+    pub fn kind(&self) -> &dyn UpstreamKind {
+        match self {
+            Self::Rest(r) => r,
+            Self::Feed(f) => f,
+            Self::AdfHttp(h) => h,
+            Self::AdfEmail(e) => e,
+            Self::Soap(s) => s,
+        }
+    }
+
     /// Quota, retries and circuit breaker of this upstream.
     pub fn resilience(&self) -> &ResilienceConfig {
-        match self {
-            Self::Rest(r) => &r.resilience,
-            Self::Feed(f) => &f.resilience,
-            Self::AdfHttp(h) => &h.resilience,
-            Self::AdfEmail(e) => &e.resilience,
-            Self::Soap(s) => &s.resilience,
-        }
+        self.kind().resilience()
     }
 
     /// Timeout of one upstream request.
     pub fn timeout(&self) -> Duration {
-        match self {
-            Self::Rest(r) => r.timeout,
-            Self::Feed(f) => f.timeout,
-            Self::AdfHttp(h) => h.timeout,
-            Self::AdfEmail(e) => e.timeout,
-            Self::Soap(s) => s.timeout,
-        }
+        self.kind().timeout()
     }
 }
 

@@ -4,13 +4,11 @@
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
-use super::rules::{check_dealership_ids, check_url, is_e164, is_identifier, require_durations};
+use super::rules::{check_dealership_ids, is_e164, is_identifier, require_durations};
 use super::{
     Cidr, Config, ConfigError, DealershipConfig, ResilienceConfig, TokenConfig, UpstreamConfig,
 };
-use crate::config::catalog;
 use crate::contract::Scope;
-use crate::model::Domain;
 
 impl Config {
     /// Returns every semantic problem, or an empty list.
@@ -180,7 +178,7 @@ impl Config {
                     at,
                     format!("no upstream with id {upstream_id:?}"),
                 )),
-                Some(u) if !upstream_serves(u, *domain) => errors.push(ConfigError::new(
+                Some(u) if !u.kind().may_serve(*domain) => errors.push(ConfigError::new(
                     at,
                     format!(
                         "upstream {upstream_id:?} cannot serve the {} domain",
@@ -231,42 +229,7 @@ fn validate_upstream(
         ));
     }
     check_vendor_quota(&format!("{path}.resilience"), upstream.resilience(), errors);
-    match upstream {
-        UpstreamConfig::Rest(r) => {
-            check_url(&format!("{path}.base_url"), &r.base_url, errors);
-            if let Some(url) = &r.token_url {
-                check_url(&format!("{path}.token_url"), url, errors);
-            }
-            check_profile(path, &r.profile, errors);
-        }
-        UpstreamConfig::Feed(f) => {
-            check_url(&format!("{path}.url"), &f.url, errors);
-            if !catalog::is_file_reference(&f.mapping)
-                && catalog::builtin_mapping(&f.mapping).is_none()
-            {
-                errors.push(ConfigError::new(
-                    format!("{path}.mapping"),
-                    format!(
-                        "no built-in mapping {:?}; built-ins: {}",
-                        f.mapping,
-                        catalog::MAPPINGS.join(", ")
-                    ),
-                ));
-            }
-            if f.refresh_interval.as_secs() < 1 {
-                errors.push(ConfigError::new(
-                    format!("{path}.refresh_interval"),
-                    "must be at least 1s",
-                ));
-            }
-        }
-        UpstreamConfig::Soap(s) => {
-            check_url(&format!("{path}.base_url"), &s.base_url, errors);
-            check_profile(path, &s.profile, errors);
-        }
-        UpstreamConfig::AdfHttp(h) => check_url(&format!("{path}.url"), &h.url, errors),
-        UpstreamConfig::AdfEmail(e) => super::leads::validate_email(path, e, errors),
-    }
+    upstream.kind().validate(path, errors);
 }
 
 /// A vendor quota the bridge can keep: no window may hold more than
@@ -292,28 +255,6 @@ fn check_vendor_quota(path: &str, resilience: &ResilienceConfig, errors: &mut Ve
             format!("{path}.quota_margin"),
             "must be at most rate_limit.per",
         ));
-    }
-}
-
-/// A built-in profile name must exist; a file is read (and checked) at build time.
-fn check_profile(path: &str, profile: &str, errors: &mut Vec<ConfigError>) {
-    if !catalog::is_file_reference(profile) && catalog::builtin_profile(profile).is_none() {
-        errors.push(ConfigError::new(
-            format!("{path}.profile"),
-            format!(
-                "no built-in profile {profile:?}; built-ins: {}",
-                catalog::PROFILES.join(", ")
-            ),
-        ));
-    }
-}
-
-/// Feeds only carry inventory; REST and SOAP profiles declare their domains, checked at build time.
-fn upstream_serves(upstream: &UpstreamConfig, domain: Domain) -> bool {
-    match upstream {
-        UpstreamConfig::Feed(_) => domain == Domain::Inventory,
-        UpstreamConfig::AdfHttp(_) | UpstreamConfig::AdfEmail(_) => domain == Domain::Leads,
-        UpstreamConfig::Rest(_) | UpstreamConfig::Soap(_) => true,
     }
 }
 
