@@ -249,20 +249,20 @@ fn referenced_paths(code: &str) -> Vec<Vec<String>> {
 /// Items a folder's `mod.rs` re-exports from a child (`pub use child::{A, B}`), by name.
 fn reexports(text: &str) -> BTreeMap<String, String> {
     let mut names = BTreeMap::new();
-    for line in text.lines().map(str::trim) {
-        let Some(rest) = ["pub use ", "pub(crate) use ", "pub(super) use "]
+    // Whole statements, so a `pub use child::{` spread over lines is read too.
+    for statement in text.split(';').map(str::trim) {
+        let Some(start) = ["pub use ", "pub(crate) use ", "pub(super) use "]
             .iter()
-            .find_map(|p| line.strip_prefix(p))
+            .find_map(|p| statement.find(p).map(|at| at + p.len()))
         else {
             continue;
         };
+        let rest = &statement[start..];
         let rest = rest.strip_prefix("self::").unwrap_or(rest);
         let Some((child, items)) = rest.split_once("::") else {
             continue;
         };
-        let items = items
-            .trim_end_matches(';')
-            .trim_matches(|c| c == '{' || c == '}');
+        let items = items.trim().trim_matches(|c| c == '{' || c == '}');
         for item in items.split(',') {
             let name = item.rsplit(" as ").next().unwrap_or(item).trim();
             if !name.is_empty() && !name.contains("::") {
@@ -365,20 +365,28 @@ fn the_folder_scanner_resolves_super_paths_and_reexports() {
     let root = dir.path();
     std::fs::create_dir_all(root.join("f")).unwrap();
     std::fs::write(root.join("lib.rs"), "mod f;").unwrap();
-    std::fs::write(root.join("f/mod.rs"), "mod a;\nmod b;\npub use b::Thing;").unwrap();
+    std::fs::write(
+        root.join("f/mod.rs"),
+        "mod a;\nmod b;\nmod c;\npub use b::Thing;\npub use c::{\n    Other,\n    Third,\n};",
+    )
+    .unwrap();
     std::fs::write(
         root.join("f/a.rs"),
         "use super::Thing;\nuse crate::f::b::{x, y};",
     )
     .unwrap();
     std::fs::write(root.join("f/b.rs"), "/// [`super::a`]\nfn z() {}").unwrap();
+    std::fs::write(root.join("f/c.rs"), "pub struct Other;\npub struct Third;").unwrap();
+    // `Third` is re-exported by a `pub use` spread over lines: still c's.
+    std::fs::write(root.join("f/d.rs"), "use super::Third;").unwrap();
     let edges = &sibling_edges(root)[&vec!["f".to_owned()]];
     let found: Vec<_> = edges.keys().cloned().collect();
     assert_eq!(
         found,
         [
             ("a".to_owned(), "b".to_owned()),
-            ("b".to_owned(), "a".to_owned())
+            ("b".to_owned(), "a".to_owned()),
+            ("d".to_owned(), "c".to_owned())
         ]
     );
     assert_eq!(cyclic(edges).len(), 2);
