@@ -136,12 +136,21 @@ fn host_snippets_are_strict_json() {
 #[test]
 fn commands_marked_ci_are_run_by_ci() {
     let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    // Commands, not comments: a command only mentioned in a comment is not run.
+    let commands: Vec<&str> = ci
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#'))
+        .collect();
     for block in all_blocks().iter().filter(|b| b.mark == "ci") {
         for command in block.body.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            let bare = command.trim_start_matches("bash ");
+            // CI itself.
+            if command == "bash .ci/run" {
+                continue;
+            }
             assert!(
-                ci.contains(command) || ci.contains(bare),
-                "{}: `{command}` is marked ci but .ci/run does not run it",
+                commands.iter().any(|l| l.contains(command)),
+                "{}: `{command}` is marked ci but no command of .ci/run runs it",
                 place(block)
             );
         }
