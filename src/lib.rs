@@ -4,7 +4,8 @@
 //! Layers, each using only those below it, and no circle between the files
 //! of any folder (both checked by `tests/layers.rs`):
 //!
-//! - [`cli`], [`runtime`] (build from config with I/O, start), [`http`] (the
+//! - [`cli`], [`kit`] (the integrator's kit: mapping tests, probes,
+//!   recording, verification), [`runtime`] (build from config with I/O, start), [`http`] (the
 //!   HTTP server: accept loop, front door, callers, OAuth, inbound vendor
 //!   events, the MCP transport, ops routes), [`mcp`] (the MCP protocol, over
 //!   that transport and stdio);
@@ -35,6 +36,7 @@ pub mod config;
 pub mod contract;
 pub mod gateway;
 pub mod http;
+pub mod kit;
 pub mod leads;
 pub mod mcp;
 pub mod mirror;

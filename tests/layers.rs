@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 /// The product's layers, top first. A module may use modules of later rows only.
 const LAYERS: &[&[&str]] = &[
     &["cli"],
+    &["kit"],
     &["runtime"],
     &["http"],
     &["mcp"],

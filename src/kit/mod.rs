@@ -1,0 +1,6 @@
+//! The integrator's kit: what a dealer or an integrator runs before go-live to
+//! see what a profile and mapping make of an upstream's answers, and to prove
+//! that an upstream (or a whole deployment) answers the canonical contract.
+//!
+//! The kit sits between `cli` and `runtime`: it builds the same runtime the
+//! bridge serves with, so what it proves is what production runs.
