@@ -4,3 +4,8 @@
 //!
 //! The kit sits between `cli` and `runtime`: it builds the same runtime the
 //! bridge serves with, so what it proves is what production runs.
+//!
+//! - [`mapping_test`]: a profile and a mapping against a saved upstream answer,
+//!   offline, field by field with each field's source path.
+
+pub mod mapping_test;
