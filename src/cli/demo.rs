@@ -7,9 +7,9 @@
 use std::net::SocketAddr;
 
 #[cfg(feature = "demo")]
-pub use with_mocks::run;
+pub use with_mocks::{run, started_mocks};
 #[cfg(not(feature = "demo"))]
-pub use without_mocks::run;
+pub use without_mocks::{run, started_mocks};
 
 use crate::config::{Config, ConfigErrors, from_toml_str};
 
@@ -117,6 +117,9 @@ mod tests {
     }
 }
 
+/// A VIN of the demo's inventory that its valuation mock values (for `verify --demo`).
+pub const VALUED_VIN: &str = "5NMCDKFR3SH382627";
+
 #[cfg(feature = "demo")]
 mod with_mocks {
     use std::net::SocketAddr;
@@ -177,6 +180,18 @@ mod with_mocks {
             let _ = std::fs::remove_file(format!("{}{suffix}", store.display()));
         }
         result
+    }
+
+    /// The demo's mock upstreams, started, and the demo's config pointing at
+    /// them (for `verify --demo`); they stop when `cancel` is cancelled.
+    pub async fn started_mocks(
+        cancel: &CancellationToken,
+    ) -> anyhow::Result<crate::config::Config> {
+        let mocks = start_mocks(Duration::ZERO, cancel)
+            .await
+            .context("starting the mock upstreams")?;
+        let toml = render(mocks.addresses(), SocketAddr::from(([127, 0, 0, 1], 0)));
+        from_toml_str(&toml).map_err(|e| anyhow::anyhow!("demo config: {e}"))
     }
 
     /// The demo authorization server, so hosts can sign in with OAuth. Only
@@ -294,6 +309,16 @@ mod without_mocks {
     use std::net::SocketAddr;
     use std::time::Duration;
 
+    const NO_DEMO: &str = "this dms-bridge was built without the demo (cargo feature `demo`, on by \
+        default); build it with default features to run `dms-bridge demo`";
+
+    /// The mocks are not in this build.
+    pub async fn started_mocks(
+        _cancel: &tokio_util::sync::CancellationToken,
+    ) -> anyhow::Result<crate::config::Config> {
+        anyhow::bail!(NO_DEMO)
+    }
+
     /// The demo's mocks are not in this build: says so, and how to get them.
     /// Async like the demo build's `run`, so the caller is the same in both.
     pub async fn run(
@@ -304,9 +329,6 @@ mod without_mocks {
         _require_sign_in: bool,
         _store_url: Option<String>,
     ) -> anyhow::Result<()> {
-        anyhow::bail!(
-            "this dms-bridge was built without the demo (cargo feature `demo`, on by \
-             default); build it with default features to run `dms-bridge demo`"
-        )
+        anyhow::bail!(NO_DEMO)
     }
 }

@@ -1,4 +1,4 @@
-//! Command line: `demo`, `serve`, `check`, `schema`, `mapping test`, `leads retry`.
+//! Command line: `demo`, `serve`, `check`, `schema`, `mapping test`, `verify`, `leads retry`.
 
 pub mod demo;
 
@@ -16,7 +16,7 @@ use crate::contract::Principal;
 use crate::gateway::Gateway;
 use crate::http::serve::{self as http_serve, ServeSettings};
 use crate::http::{HttpSettings, router};
-use crate::kit::mapping_test;
+use crate::kit::{mapping_test, verify};
 use crate::{mcp, runtime};
 
 /// Environment variable holding the caller's token in stdio mode.
@@ -86,6 +86,31 @@ pub enum Command {
     Mapping {
         #[command(subcommand)]
         action: MappingAction,
+    },
+    /// Verify an upstream of a config against the canonical contract and the
+    /// fault matrix, reading only: a table on stdout, exit 1 when anything failed.
+    Verify {
+        #[arg(long, short, required_unless_present = "demo")]
+        config: Option<PathBuf>,
+        /// Verify the demo's upstreams (its mocks, serving the shipped fixtures) instead.
+        #[arg(long, conflicts_with = "config")]
+        demo: bool,
+        /// The upstream (its id under [upstreams]); repeat for several. Default:
+        /// every upstream a dealership routes a domain to.
+        #[arg(long)]
+        upstream: Vec<String>,
+        /// The dealership to read it for (default: the first that routes to it).
+        #[arg(long)]
+        dealership: Option<String>,
+        /// A VIN the valuation provider knows (verifies the deals domain).
+        #[arg(long)]
+        vin: Option<String>,
+        /// Only the canonical checks, no fault matrix.
+        #[arg(long)]
+        skip_faults: bool,
+        /// Also write the report as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
     /// Operate on the leads in the store named by a config file.
     Leads {
@@ -209,6 +234,40 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             };
             test_mapping(&options, show, json)
         }
+        Command::Verify {
+            config,
+            demo,
+            upstream,
+            dealership,
+            vin,
+            skip_faults,
+            json,
+        } => {
+            let options = verify::Options {
+                upstream: String::new(),
+                dealership,
+                vin: vin.or_else(|| demo.then(|| demo::VALUED_VIN.to_owned())),
+                skip_faults,
+            };
+            let cancel = CancellationToken::new();
+            let (cfg, base) = match config {
+                Some(path) if !demo => {
+                    let cfg = config::load_file(&path).map_err(|e| anyhow::anyhow!("{e}"))?;
+                    (cfg, path.parent().unwrap_or(Path::new(".")).to_path_buf())
+                }
+                _ => (demo::started_mocks(&cancel).await?, PathBuf::from(".")),
+            };
+            let result = Box::pin(verify_upstreams(
+                cfg,
+                &base,
+                upstream,
+                options,
+                json.as_deref(),
+            ))
+            .await;
+            cancel.cancel();
+            result
+        }
         Command::Leads {
             action:
                 LeadsAction::Retry {
@@ -246,6 +305,39 @@ async fn retry_leads(
                 state.as_deref().unwrap_or("unknown")
             ),
         }
+    }
+    Ok(())
+}
+
+/// Verifies each upstream in turn; exit status 1 when a check or cell failed.
+async fn verify_upstreams(
+    cfg: Config,
+    base: &Path,
+    upstreams: Vec<String>,
+    options: verify::Options,
+    json: Option<&Path>,
+) -> anyhow::Result<()> {
+    let upstreams = if upstreams.is_empty() {
+        verify::routed_upstreams(&cfg)
+    } else {
+        upstreams
+    };
+    let mut reports = Vec::new();
+    for upstream in upstreams {
+        let options = verify::Options {
+            upstream,
+            ..options.clone()
+        };
+        let report = verify::run(cfg.clone(), base, &options).await?;
+        println!("{}", report.render());
+        reports.push(report);
+    }
+    if let Some(file) = json {
+        std::fs::write(file, serde_json::to_string_pretty(&reports)?)
+            .with_context(|| format!("writing {}", file.display()))?;
+    }
+    if reports.iter().any(verify::report::Report::failed) {
+        std::process::exit(1);
     }
     Ok(())
 }

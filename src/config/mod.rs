@@ -47,7 +47,7 @@ pub use load::{from_toml_str, load_file};
 pub use mirror::{MirrorConfig, SyncInterval};
 pub use oauth::{OAuthConfig, OAuthGrant};
 pub use quotas::QuotasConfig;
-pub use secret::{SecretSource, resolve_secret};
+pub use secret::{InlineSecret, SecretSource, resolve_secret};
 pub use soap::SoapUpstreamConfig;
 pub use store::StoreDialect;
 pub use tasks::TasksConfig;

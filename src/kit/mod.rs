@@ -7,5 +7,8 @@
 //!
 //! - [`mapping_test`]: a profile and a mapping against a saved upstream answer,
 //!   offline, field by field with each field's source path.
+//! - [`verify`]: an upstream (a vendor's sandbox, a replayed fixture set)
+//!   against the canonical contract and the fault matrix.
 
 pub mod mapping_test;
+pub mod verify;
