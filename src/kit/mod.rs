@@ -4,3 +4,7 @@
 //!
 //! The kit sits between `cli` and `runtime`: it builds the same runtime the
 //! bridge serves with, so what it proves is what production runs.
+
+
+pub mod format;
+pub mod pii;
