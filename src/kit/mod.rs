@@ -8,3 +8,4 @@
 
 pub mod format;
 pub mod pii;
+pub mod proxy;
