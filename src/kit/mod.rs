@@ -9,3 +9,4 @@
 pub mod format;
 pub mod pii;
 pub mod proxy;
+pub mod reroute;
