@@ -6,6 +6,7 @@
 //! bridge serves with, so what it proves is what production runs.
 
 
+pub mod fixtures;
 pub mod format;
 pub mod pii;
 pub mod proxy;
