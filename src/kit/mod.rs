@@ -5,9 +5,10 @@
 //! The kit sits between `cli` and `runtime`: it builds the same runtime the
 //! bridge serves with, so what it proves is what production runs.
 
-
 pub mod fixtures;
 pub mod format;
 pub mod pii;
 pub mod proxy;
+pub mod record;
+pub mod replay;
 pub mod reroute;
