@@ -244,6 +244,23 @@ async fn record_then_replay(
     }
 
     let (_replay, replay_url) = replay(&out).await;
+    // A request the set does not hold: a 404 that says what was asked and what is there.
+    let miss = common::http_get(format!("{replay_url}/not/recorded?x=1"))
+        .await
+        .unwrap();
+    assert_eq!(miss.status(), 404);
+    let miss: Value = miss.json().await.unwrap();
+    assert_eq!(miss["asked"]["path"], "/not/recorded");
+    assert_eq!(miss["asked"]["query"], json!([["x", "1"]]));
+    let first = &set.set.exchanges[0];
+    let held = miss["recorded"].as_array().unwrap();
+    assert!(
+        held.iter().any(|r| r
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{} {}", first.method, first.path))),
+        "{miss}"
+    );
     // The second bridge knows the upstream only by the replay's address.
     let offline = common::with_config(&toml.replace(&mock_url(&mocks), &replay_url)).await;
     cancel.cancel();
@@ -311,6 +328,44 @@ async fn an_unbounded_recording_is_refused() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("refusing an unbounded recording"), "{said}");
     assert!(!dir.path().join("set").exists(), "nothing written");
+}
+
+#[tokio::test]
+async fn a_timed_recording_stops_by_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bridge.toml");
+    let listen = free_addr();
+    std::fs::write(
+        &path,
+        config(
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:9",
+            &listen.to_string(),
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let recorder = bin()
+        .args(["record", "--upstream", "ot-up", "--for", "3s", "--config"])
+        .arg(&path)
+        .arg("--out")
+        .arg(dir.path().join("set"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_healthy(listen).await;
+    let out = tokio::time::timeout(Duration::from_secs(60), recorder.wait_with_output())
+        .await
+        .expect("the recording stops after --for")
+        .unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    assert!(started.elapsed() >= Duration::from_secs(3));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("recorded 0 exchange(s) of upstream ot-up")
+    );
+    let set = dms_bridge::kit::fixtures::load(&dir.path().join("set")).unwrap();
+    assert!(set.set.exchanges.is_empty());
+    assert_eq!(set.set.kind, "soap");
 }
 
 #[tokio::test]

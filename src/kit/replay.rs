@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::fixtures::{LoadedSet, RecordedExchange, match_key};
 use super::pii::REDACTED;
+use crate::adapters::http::MAX_BODY_BYTES;
 
 /// A request, as matching sees it.
 #[derive(Debug, Clone)]
@@ -49,7 +50,11 @@ pub async fn start(
         set,
         served: Mutex::new(HashMap::new()),
     });
-    let app = axum::Router::new().fallback(answer).with_state(state);
+    // Requests as large as the recording proxy takes (axum's default is 2 MB).
+    let app = axum::Router::new()
+        .fallback(answer)
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state);
     tokio::spawn(async move {
         let server = axum::serve(listener, app).with_graceful_shutdown(cancel.cancelled_owned());
         if let Err(e) = server.await {
