@@ -13,6 +13,9 @@ use serde::{Deserialize, Serialize};
 use crate::adapters::soap::xml::to_json;
 use crate::kit::format::Format;
 
+mod writer;
+pub use writer::SetWriter;
+
 /// The version of the format this build writes and reads.
 pub const SCHEMA_VERSION: u32 = 1;
 /// The index file of a set.
@@ -307,66 +310,6 @@ fn table(body: &[u8], delimiter: u8) -> Result<(), String> {
         record.map_err(|e| format!("is not a whole table (truncated?): {e}"))?;
     }
     Ok(())
-}
-
-/// Writes a set as it is recorded: each body as it comes, the index after
-/// each exchange through a temporary file and a rename, so a killed recording
-/// leaves a loadable set.
-#[derive(Debug)]
-pub struct SetWriter {
-    dir: PathBuf,
-    set: FixtureSet,
-}
-
-impl SetWriter {
-    /// Starts a set in `dir` (created if missing); refuses a folder that
-    /// already holds one.
-    pub fn create(dir: &Path, set: FixtureSet) -> Result<Self, FixtureError> {
-        std::fs::create_dir_all(dir).map_err(|e| FixtureError::Io(dir.to_path_buf(), e))?;
-        let index = dir.join(INDEX);
-        if index.exists() {
-            return Err(FixtureError::Index(
-                index,
-                "a fixture set is there already; choose another --out".into(),
-            ));
-        }
-        let writer = Self {
-            dir: dir.to_path_buf(),
-            set,
-        };
-        writer.write_index()?;
-        Ok(writer)
-    }
-
-    /// Exchanges written so far.
-    pub fn len(&self) -> usize {
-        self.set.exchanges.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.set.exchanges.is_empty()
-    }
-
-    /// Writes one body file.
-    pub fn write_body(&self, name: &str, body: &[u8]) -> Result<(), FixtureError> {
-        let path = self.dir.join(name);
-        std::fs::write(&path, body).map_err(|e| FixtureError::Io(path, e))
-    }
-
-    /// Adds an exchange (its bodies written already) and rewrites the index.
-    pub fn push(&mut self, exchange: RecordedExchange) -> Result<(), FixtureError> {
-        self.set.exchanges.push(exchange);
-        self.write_index()
-    }
-
-    fn write_index(&self) -> Result<(), FixtureError> {
-        let index = self.dir.join(INDEX);
-        let temp = self.dir.join(format!(".{INDEX}.tmp"));
-        let text = serde_json::to_string_pretty(&self.set)
-            .map_err(|e| FixtureError::Index(index.clone(), e.to_string()))?;
-        std::fs::write(&temp, text + "\n").map_err(|e| FixtureError::Io(temp.clone(), e))?;
-        std::fs::rename(&temp, &index).map_err(|e| FixtureError::Io(index, e))
-    }
 }
 
 #[cfg(test)]

@@ -1,3 +1,5 @@
+use std::sync::Mutex;
+
 use super::*;
 use wiremock::matchers::{body_string, header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -127,4 +129,35 @@ async fn an_unreachable_origin_is_a_502_and_observed() {
         .await
         .is_err()
     );
+}
+
+#[tokio::test]
+async fn observe_keeps_timings_and_quota_headers() {
+    let (server, _p, _t, _c) = proxied(Verdict::Forward).await;
+    let observe = Arc::new(Observe::default());
+    let proxy = start(
+        "127.0.0.1:0".parse().unwrap(),
+        &server.uri(),
+        observe.clone(),
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    post(&proxy).await.unwrap();
+    let seen = observe.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(
+        (
+            seen[0].method.as_str(),
+            seen[0].path.as_str(),
+            seen[0].status
+        ),
+        ("POST", "/api/items", Some(201))
+    );
+    assert_eq!(
+        seen[0].rate_limit,
+        [("x-ratelimit-remaining".to_owned(), "9".to_owned())]
+    );
+    assert!(is_rate_limit_header("RateLimit-Reset") && is_rate_limit_header("Retry-After"));
+    assert!(!is_rate_limit_header("content-type"));
 }
