@@ -188,7 +188,7 @@ impl Recorder {
                 path: &path,
                 request,
             };
-            self.body(writer, &side, bytes, headers.get("content-type"))
+            self.body(writer, &side, bytes, headers)
         };
         Ok(RecordedExchange {
             method: method.to_owned(),
@@ -210,16 +210,23 @@ impl Recorder {
         writer: &SetWriter,
         side: &Side<'_>,
         bytes: &[u8],
-        content_type: Option<&String>,
+        headers: &BTreeMap<String, String>,
     ) -> Result<Option<String>, FixtureError> {
         if bytes.is_empty() {
             return Ok(None);
         }
-        let format = Format::of(content_type.map(String::as_str), bytes);
+        let content_type = headers.get("content-type").map(String::as_str);
+        let format = match fixtures::is_encoded(headers) {
+            true => Format::Binary,
+            false => Format::of(content_type, bytes),
+        };
         let name = fixtures::body_file(side.seq, side.method, side.path, format, side.request);
         let scrubbed = pii::scrub_body(&self.faker, format, bytes, side.path);
         if let Some(why) = &scrubbed.warning {
             tracing::warn!(file = %name, reason = %why, "Body not readable as its format: only e-mail addresses and phone numbers in it were replaced.");
+        }
+        if format == Format::Binary {
+            tracing::warn!(file = %name, "Binary or compressed body: kept as it came, not faked. Look through it before sharing the set.");
         }
         writer.write_body(&name, &scrubbed.body)?;
         Ok(Some(name))
