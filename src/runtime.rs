@@ -429,16 +429,39 @@ fn build_adapter(
     let at = format!("upstreams.{upstream_id}");
     built
         .map(Arc::new)
-        .map_err(|problems| errors.extend(problems.into_iter().map(|p| at_upstream(&at, p))))
+        .map_err(|problems| {
+            errors.extend(
+                problems
+                    .into_iter()
+                    .map(|p| at_upstream(&at, p, upstream.kind().profile(), base)),
+            )
+        })
         .ok()
 }
 
 /// A build problem at its config path: a key of the upstream's joins the
-/// upstream's path; any other stays at the upstream, its message saying where.
-fn at_upstream(at: &str, problem: BuildError) -> ConfigError {
+/// upstream's path; any other stays at the upstream, its message saying
+/// where, down to the file and line of a profile's or mapping's key.
+fn at_upstream(at: &str, problem: BuildError, profile: Option<&str>, base: &Path) -> ConfigError {
+    use crate::config::{catalog, locate};
     match problem {
         BuildError::AtKey { key, message } => ConfigError::new(format!("{at}.{key}"), message),
         BuildError::Upstream(message) => ConfigError::new(at, message),
+        BuildError::InProfile { key, message } => {
+            let place = profile
+                .map(|p| locate::place(p, base, catalog::builtin_profile, &key))
+                .unwrap_or_default();
+            ConfigError::new(at, format!("profile {key}{place}: {message}"))
+        }
+        BuildError::InMapping {
+            reference,
+            key: Some(key),
+            message,
+        } => {
+            let place = locate::place(&reference, base, catalog::builtin_mapping, &key);
+            ConfigError::new(at, format!("mapping {reference}: {key}{place}: {message}"))
+        }
+        other @ BuildError::InMapping { key: None, .. } => ConfigError::new(at, other.to_string()),
     }
 }
 

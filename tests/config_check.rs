@@ -812,11 +812,12 @@ password = {{ value = "p" }}"#
         &[
             (
                 "upstreams.ot",
-                "repair_orders.closed.body: {vars.company_no} is not defined",
+                // The key, then its file, line and section, then the problem.
+                "[repair_orders.closed]): {vars.company_no} is not defined",
             ),
             (
                 "upstreams.ot",
-                "repair_orders.get.body: {vars.company_no} is not defined",
+                "[repair_orders.get]): {vars.company_no} is not defined",
             ),
         ],
     );
@@ -832,7 +833,7 @@ password = {{ value = "p" }}"#
         &outcome,
         &[(
             "upstreams.ot",
-            "repair_orders.closed.body: not well-formed XML",
+            "[repair_orders.closed]): not well-formed XML",
         )],
     );
 }

@@ -37,13 +37,7 @@ pub fn load_mapping(
     catalog::read(reference, base, catalog::builtin_mapping)
         .map_err(|e| vec![e])
         .and_then(|text| RoMapping::from_toml(&text))
-        .map_err(|es| {
-            errors.extend(
-                es.into_iter().map(|e| {
-                    BuildError::upstream(format!("repair-order mapping {reference}: {e}"))
-                }),
-            )
-        })
+        .map_err(|es| errors.extend(es.into_iter().map(|e| BuildError::in_mapping(reference, e))))
         .ok()
 }
 

@@ -112,15 +112,13 @@ pub fn compile_headers(
         .filter_map(|(name, value)| {
             let header = HeaderName::try_from(name.as_str())
                 .map_err(|_| {
-                    errors.push(BuildError::upstream(format!(
-                        "profile headers.{name}: not a header name"
+                    errors.push(BuildError::in_profile(format!(
+                        "headers.{name}: not a header name"
                     )))
                 })
                 .ok()?;
             let template = Template::compile(value, ctx)
-                .map_err(|e| {
-                    errors.push(BuildError::upstream(format!("profile headers.{name}: {e}")))
-                })
+                .map_err(|e| errors.push(BuildError::in_profile(format!("headers.{name}: {e}"))))
                 .ok()?;
             Some((header, template))
         })

@@ -1,4 +1,4 @@
-//! Command line: `demo`, `serve`, `check`, `schema`, `leads retry`,
+//! Command line: `demo`, `serve`, `check`, `schema`, `mapping test`, `leads retry`,
 //! `record`, `replay`.
 
 pub mod demo;
@@ -18,6 +18,7 @@ use crate::contract::Principal;
 use crate::gateway::Gateway;
 use crate::http::serve::{self as http_serve, ServeSettings};
 use crate::http::{HttpSettings, router};
+use crate::kit::mapping_test;
 use crate::{mcp, runtime};
 
 /// Environment variable holding the caller's token in stdio mode.
@@ -82,6 +83,12 @@ pub enum Command {
     /// Print the JSON Schema of a config file (what `check` validates its
     /// structure against; editors read it, see docs/reference/editor-setup.md).
     Schema,
+    /// Test a mapping (and a profile's records path) against a saved upstream
+    /// answer, offline: every record field by field, with each value's source path.
+    Mapping {
+        #[command(subcommand)]
+        action: MappingAction,
+    },
     /// Operate on the leads in the store named by a config file.
     Leads {
         #[command(subcommand)]
@@ -93,6 +100,46 @@ pub enum Command {
     Record(record::RecordArgs),
     /// Serve a fixture set as a mock upstream on loopback; prints its URL.
     Replay(record::ReplayArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MappingAction {
+    /// Print the canonical records a mapping makes of a saved answer (JSON,
+    /// XML/SOAP, CSV or TSV). Exits 1 when a path matched nothing or a
+    /// required field is missing from every record, 2 when an input is unreadable.
+    Test {
+        /// A built-in profile (`cdk-fortellis`) or a profile file: where the records are.
+        #[arg(long)]
+        profile: Option<String>,
+        /// A built-in mapping or a mapping file; by default the one the profile names.
+        #[arg(long)]
+        mapping: Option<String>,
+        /// A saved upstream answer; repeat it for several answers of the same
+        /// read (a path must match in one of them).
+        #[arg(long, required = true)]
+        response: Vec<PathBuf>,
+        /// Which repair-order read of the profile answered (`all`, `open`, `closed`, `get`).
+        #[arg(long)]
+        read: Option<String>,
+        /// Where the records are in the answer, instead of the profile's path.
+        #[arg(long)]
+        records: Option<String>,
+        /// The dealership's time zone (local times in the answer are read in it).
+        #[arg(long, default_value = "UTC")]
+        timezone: chrono_tz::Tz,
+        /// Currency of amounts that do not name one.
+        #[arg(long, default_value = "USD")]
+        currency: String,
+        /// A path that may match nothing in this answer (repeatable).
+        #[arg(long)]
+        allow_unmatched: Vec<String>,
+        /// Records printed field by field.
+        #[arg(long, default_value_t = 3)]
+        show: usize,
+        /// Print the whole report as JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -143,6 +190,33 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{}", serde_json::to_string_pretty(&schema)?);
             Ok(())
         }
+        Command::Mapping {
+            action:
+                MappingAction::Test {
+                    profile,
+                    mapping,
+                    response,
+                    read,
+                    records,
+                    timezone,
+                    currency,
+                    allow_unmatched,
+                    show,
+                    json,
+                },
+        } => {
+            let options = mapping_test::Options {
+                profile,
+                mapping,
+                responses: response,
+                read,
+                records,
+                timezone,
+                currency,
+                allow_unmatched,
+            };
+            test_mapping(&options, show, json)
+        }
         Command::Leads {
             action:
                 LeadsAction::Retry {
@@ -184,6 +258,27 @@ async fn retry_leads(
         }
     }
     Ok(())
+}
+
+/// Exit status 1 for a failed test, 2 for an input that cannot be read.
+fn test_mapping(options: &mapping_test::Options, show: usize, json: bool) -> anyhow::Result<()> {
+    match mapping_test::run(options) {
+        Ok(report) => {
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", mapping_test::render(&report, show));
+            }
+            if report.failed() {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
 }
 
 fn check(path: &Path) -> anyhow::Result<()> {

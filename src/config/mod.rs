@@ -14,6 +14,7 @@ mod gateway;
 mod inbound;
 mod leads;
 mod load;
+pub mod locate;
 mod mirror;
 mod oauth;
 mod problems;

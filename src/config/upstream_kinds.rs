@@ -25,6 +25,10 @@ pub trait UpstreamKind {
     }
     /// The problems of this kind's own keys, under `path`.
     fn validate(&self, path: &str, errors: &mut Vec<ConfigError>);
+    /// The vendor profile it runs on (a built-in name or a file), if its kind has one.
+    fn profile(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl UpstreamKind for RestUpstreamConfig {
@@ -41,6 +45,9 @@ impl UpstreamKind for RestUpstreamConfig {
         }
         check_profile(path, &self.profile, errors);
     }
+    fn profile(&self) -> Option<&str> {
+        Some(&self.profile)
+    }
 }
 
 impl UpstreamKind for SoapUpstreamConfig {
@@ -53,6 +60,9 @@ impl UpstreamKind for SoapUpstreamConfig {
     fn validate(&self, path: &str, errors: &mut Vec<ConfigError>) {
         check_url(&format!("{path}.base_url"), &self.base_url, errors);
         check_profile(path, &self.profile, errors);
+    }
+    fn profile(&self) -> Option<&str> {
+        Some(&self.profile)
     }
 }
 

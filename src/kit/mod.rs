@@ -4,9 +4,16 @@
 //!
 //! The kit sits between `cli` and `runtime`: it builds the same runtime the
 //! bridge serves with, so what it proves is what production runs.
+//!
+//! - [`mapping_test`]: a profile and a mapping against a saved upstream answer,
+//!   offline, field by field with each field's source path.
+//! - [`record`] and [`replay`]: an upstream's real exchanges recorded through
+//!   [`proxy`]es into a fixture set ([`fixtures`]), customers faked and
+//!   credentials removed ([`pii`]), and served again offline.
 
 pub mod fixtures;
 pub mod format;
+pub mod mapping_test;
 pub mod pii;
 pub mod proxy;
 pub mod record;

@@ -68,7 +68,7 @@ impl FeedAdapter {
             .and_then(|t| VehicleMapping::from_toml(&t))
             .map_err(|e| {
                 e.into_iter()
-                    .map(|e| BuildError::upstream(format!("mapping {}: {e}", config.mapping)))
+                    .map(|e| BuildError::in_mapping(&config.mapping, e))
                     .collect::<Vec<_>>()
             });
         let secrets: BTreeMap<String, SecretString> = config

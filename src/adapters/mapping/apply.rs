@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::path::{scalar_str, scalar_text};
-use super::spec::{Field, Test, VehicleMapping};
+use super::spec::{Field, VehicleMapping};
 use crate::model::money::parse_amount;
 use crate::model::{Condition, DistanceUnit, Mileage, Money, Vehicle, VehicleStatus, vin};
 
@@ -70,7 +70,7 @@ pub fn map_vehicle(
         .filter(|v| vin::check(v).is_ok());
     let stock = text(mapping, "stock", record);
     let status = enum_value(mapping, "status", record).unwrap_or_else(|| "available".into());
-    if status == "sold" || mapping.sold_when.iter().any(|t| matches(t, record)) {
+    if status == "sold" || mapping.sold_when.iter().any(|t| t.matches(record)) {
         return Ok(MappedUnit::Sold { id, vin, stock });
     }
     let status = match status.as_str() {
@@ -178,7 +178,7 @@ fn integer(mapping: &VehicleMapping, name: &str, record: &Value) -> Option<i64> 
 
 fn enum_value(mapping: &VehicleMapping, name: &str, record: &Value) -> Option<String> {
     let f = field(mapping, name)?;
-    if let Some(rule) = f.rules.iter().find(|r| matches(&r.when, record)) {
+    if let Some(rule) = f.rules.iter().find(|r| r.when.matches(record)) {
         return Some(rule.value.clone());
     }
     let translated = raw_text(f, record).and_then(|raw| match &f.table {
@@ -186,22 +186,6 @@ fn enum_value(mapping: &VehicleMapping, name: &str, record: &Value) -> Option<St
         None => Some(raw.to_ascii_lowercase()),
     });
     translated.or_else(|| f.default.clone())
-}
-
-fn matches(test: &Test, record: &Value) -> bool {
-    let Some(found) = test.path.first(record).and_then(scalar_str) else {
-        return false;
-    };
-    let equals = test
-        .equals
-        .as_ref()
-        .and_then(scalar_str)
-        .is_some_and(|want| want.eq_ignore_ascii_case(&found));
-    equals
-        || test
-            .one_of
-            .iter()
-            .any(|want| want.eq_ignore_ascii_case(&found))
 }
 
 fn money(f: &Field, record: &Value, default_currency: &str) -> Option<Money> {

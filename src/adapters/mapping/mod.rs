@@ -2,6 +2,7 @@
 //! canonical types, shared by every adapter kind.
 
 mod apply;
+pub mod explain;
 pub mod path;
 mod ro_apply;
 mod ro_spec;
@@ -11,6 +12,6 @@ mod time;
 pub use apply::{MapContext, MappedUnit, Unmappable, map_vehicle, vehicle_id};
 pub use path::ValuePath;
 pub use ro_apply::{list_at, map_repair_order};
-pub use ro_spec::RoMapping;
+pub use ro_spec::{RO_FIELDS, RoMapping};
 pub use spec::{FeedFormat, FieldKind, VEHICLE_FIELDS, VehicleMapping};
 pub use time::{parse_time, read_time};

@@ -165,7 +165,8 @@ pub struct RoMapping {
 impl RoMapping {
     /// Parses and checks a mapping file; every problem is reported with its key.
     pub fn from_toml(text: &str) -> Result<Self, Vec<String>> {
-        let file: RoMappingFile = toml::from_str(text).map_err(|e| vec![e.message().to_owned()])?;
+        let file: RoMappingFile =
+            toml::from_str(text).map_err(|e| vec![crate::config::locate::described(text, &e)])?;
         let mut errors = Vec::new();
         let mut path = |at: &str, text: &str| {
             ValuePath::parse(text)

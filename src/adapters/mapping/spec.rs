@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::path::ValuePath;
+use super::path::{ValuePath, scalar_str};
 use crate::model::AmountUnit;
 
 /// A mapping file as written.
@@ -195,6 +195,26 @@ pub struct Test {
     pub one_of: Vec<String>,
 }
 
+impl Test {
+    /// Whether the record's value at the path equals `equals` or one of `in`
+    /// (case-insensitively, as text).
+    pub fn matches(&self, record: &Value) -> bool {
+        let Some(found) = self.path.first(record).and_then(scalar_str) else {
+            return false;
+        };
+        let equals = self
+            .equals
+            .as_ref()
+            .and_then(scalar_str)
+            .is_some_and(|want| want.eq_ignore_ascii_case(&found));
+        equals
+            || self
+                .one_of
+                .iter()
+                .any(|want| want.eq_ignore_ascii_case(&found))
+    }
+}
+
 /// A validated vehicle mapping, ready to apply.
 #[derive(Debug, Clone)]
 pub struct VehicleMapping {
@@ -215,7 +235,8 @@ impl VehicleMapping {
 
     /// Parses and compiles a mapping file; all problems are returned together.
     pub fn from_toml(text: &str) -> Result<Self, Vec<String>> {
-        let file: MappingFile = toml::from_str(text).map_err(|e| vec![e.message().to_owned()])?;
+        let file: MappingFile =
+            toml::from_str(text).map_err(|e| vec![crate::config::locate::described(text, &e)])?;
         compile(file)
     }
 

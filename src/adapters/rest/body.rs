@@ -56,7 +56,7 @@ impl BodyTemplate {
                 }
                 Template::compile(text, ctx)
                     .map(Self::Text)
-                    .map_err(|e| errors.push(BuildError::upstream(format!("profile {at}: {e}"))))
+                    .map_err(|e| errors.push(BuildError::in_profile(format!("{at}: {e}"))))
                     .ok()
             }
             Value::Object(map) if map.contains_key("each") => {
@@ -98,16 +98,16 @@ impl BodyTemplate {
         let list = match map.get("each") {
             Some(Value::String(name)) if lists.contains(&name.as_str()) => name.clone(),
             _ => {
-                errors.push(BuildError::upstream(format!(
-                    "profile {at}.each: must name a list parameter ({})",
+                errors.push(BuildError::in_profile(format!(
+                    "{at}.each: must name a list parameter ({})",
                     lists.join(", ")
                 )));
                 return None;
             }
         };
         let (Some(item), 2) = (map.get("item"), map.len()) else {
-            errors.push(BuildError::upstream(format!(
-                "profile {at}: an `each` table has exactly `each` and `item`"
+            errors.push(BuildError::in_profile(format!(
+                "{at}: an `each` table has exactly `each` and `item`"
             )));
             return None;
         };

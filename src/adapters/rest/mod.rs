@@ -121,7 +121,10 @@ impl RestAdapter {
     ) -> Result<Self, Vec<BuildError>> {
         let mut errors = Vec::new();
         let profile = catalog::read(&config.profile, base, catalog::builtin_profile)
-            .and_then(|text| Profile::from_toml(&text))
+            .and_then(|text| {
+                // Name the file: the line in the message is a line of it.
+                Profile::from_toml(&text).map_err(|e| format!("{}: {e}", config.profile))
+            })
             .map_err(|e| vec![BuildError::at_key("profile", e)])?;
         let mut secret =
             |name: &str, source: Option<&crate::config::SecretSource>| -> Option<SecretString> {
@@ -267,13 +270,11 @@ fn compile_operation(
     for (k, v) in &spec.query {
         match Template::compile(v, ctx) {
             Ok(t) => query.push((k.clone(), t)),
-            Err(e) => errors.push(BuildError::upstream(format!(
-                "profile inventory.query.{k}: {e}"
-            ))),
+            Err(e) => errors.push(BuildError::in_profile(format!("inventory.query.{k}: {e}"))),
         }
     }
     let path = Template::compile(&spec.path, ctx)
-        .map_err(|e| errors.push(BuildError::upstream(format!("profile inventory.path: {e}"))))
+        .map_err(|e| errors.push(BuildError::in_profile(format!("inventory.path: {e}"))))
         .ok()?;
     let mapping = catalog::read(&spec.mapping, base, catalog::builtin_mapping)
         .map_err(|e| vec![e])
@@ -281,7 +282,7 @@ fn compile_operation(
         .map_err(|e| {
             errors.extend(
                 e.into_iter()
-                    .map(|e| BuildError::upstream(format!("mapping {}: {e}", spec.mapping))),
+                    .map(|e| BuildError::in_mapping(&spec.mapping, e)),
             )
         })
         .ok()?;
@@ -289,11 +290,7 @@ fn compile_operation(
         "" => None,
         path => Some(
             ValuePath::parse(path)
-                .map_err(|e| {
-                    errors.push(BuildError::upstream(format!(
-                        "profile inventory.records: {e}"
-                    )))
-                })
+                .map_err(|e| errors.push(BuildError::in_profile(format!("inventory.records: {e}"))))
                 .ok()?,
         ),
     };
@@ -328,8 +325,8 @@ fn compile_delta(
     for (k, v) in &spec.query {
         match Template::compile(v, &ctx) {
             Ok(t) => query.push((k.clone(), t)),
-            Err(e) => errors.push(BuildError::upstream(format!(
-                "profile inventory.delta.query.{k}: {e}"
+            Err(e) => errors.push(BuildError::in_profile(format!(
+                "inventory.delta.query.{k}: {e}"
             ))),
         }
     }
@@ -383,18 +380,10 @@ fn build_auth(
                 return None;
             };
             let token_path = ValuePath::parse(token_path)
-                .map_err(|e| {
-                    errors.push(BuildError::upstream(format!(
-                        "profile auth.token_path: {e}"
-                    )))
-                })
+                .map_err(|e| errors.push(BuildError::in_profile(format!("auth.token_path: {e}"))))
                 .ok();
             let expires_path = ValuePath::parse(expires_path)
-                .map_err(|e| {
-                    errors.push(BuildError::upstream(format!(
-                        "profile auth.expires_path: {e}"
-                    )))
-                })
+                .map_err(|e| errors.push(BuildError::in_profile(format!("auth.expires_path: {e}"))))
                 .ok();
             UpstreamAuth::OAuth(Box::new(
                 OAuthClient::new(
@@ -419,13 +408,13 @@ fn compile_errors(spec: &ErrorSpec, errors: &mut Vec<BuildError>) -> CompiledErr
         .iter()
         .filter_map(|p| {
             ValuePath::parse(p)
-                .map_err(|e| errors.push(BuildError::upstream(format!("profile errors.code: {e}"))))
+                .map_err(|e| errors.push(BuildError::in_profile(format!("errors.code: {e}"))))
                 .ok()
         })
         .collect();
     let in_band = spec.in_band.as_ref().and_then(|b| {
         ValuePath::parse(&b.path)
-            .map_err(|e| errors.push(BuildError::upstream(format!("profile errors.in_band: {e}"))))
+            .map_err(|e| errors.push(BuildError::in_profile(format!("errors.in_band: {e}"))))
             .ok()
     });
     CompiledErrors {

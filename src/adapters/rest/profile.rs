@@ -379,6 +379,6 @@ pub use crate::adapters::ErrorClass;
 
 impl Profile {
     pub fn from_toml(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| e.message().to_owned())
+        toml::from_str(text).map_err(|e| crate::config::locate::described(text, &e))
     }
 }

@@ -42,30 +42,28 @@ pub(super) fn compile(
     let (path, query) = compile_request(at, &spec.path, &spec.query, &ctx, errors);
     for name in required {
         if !spec.fields.contains_key(*name) {
-            errors.push(BuildError::upstream(format!(
-                "profile {at}.fields: {name} is required"
+            errors.push(BuildError::in_profile(format!(
+                "{at}.fields: {name} is required"
             )));
         }
     }
     let mut fields = Vec::new();
     for (name, text) in &spec.fields {
         if !required.contains(&name.as_str()) && !optional.contains(&name.as_str()) {
-            errors.push(BuildError::upstream(format!(
-                "profile {at}.fields.{name}: not a field of this operation"
+            errors.push(BuildError::in_profile(format!(
+                "{at}.fields.{name}: not a field of this operation"
             )));
             continue;
         }
         match ValuePath::parse(text) {
             Ok(p) => fields.push((name.clone(), p)),
-            Err(e) => errors.push(BuildError::upstream(format!(
-                "profile {at}.fields.{name}: {e}"
-            ))),
+            Err(e) => errors.push(BuildError::in_profile(format!("{at}.fields.{name}: {e}"))),
         }
     }
     let records = match spec.records.as_str() {
         "" => None,
         p => ValuePath::parse(p)
-            .map_err(|e| errors.push(BuildError::upstream(format!("profile {at}.records: {e}"))))
+            .map_err(|e| errors.push(BuildError::in_profile(format!("{at}.records: {e}"))))
             .ok(),
     };
     if errors.len() > before {
@@ -90,7 +88,7 @@ pub(super) fn compile_request(
 ) -> (Option<Template>, Vec<(String, Template)>) {
     let mut template = |key: &str, text: &str| {
         Template::compile(text, ctx)
-            .map_err(|e| errors.push(BuildError::upstream(format!("profile {at}.{key}: {e}"))))
+            .map_err(|e| errors.push(BuildError::in_profile(format!("{at}.{key}: {e}"))))
             .ok()
     };
     let path = template("path", path);

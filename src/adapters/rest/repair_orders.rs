@@ -79,8 +79,8 @@ pub(super) fn compile(
         recent: RecentOrders::new(spec.keep_seconds),
     };
     if spec.all.is_none() && spec.open.is_none() && spec.closed.is_none() {
-        errors.push(BuildError::upstream(
-            "profile repair_orders: give `all`, or `open` and/or `closed`",
+        errors.push(BuildError::in_profile(
+            "repair_orders: give `all`, or `open` and/or `closed`",
         ));
         return None;
     }
@@ -97,7 +97,7 @@ fn compile_read(
     let before = errors.len();
     let mut template = |key: &str, text: &str| {
         Template::compile(text, ctx)
-            .map_err(|e| errors.push(BuildError::upstream(format!("profile {at}.{key}: {e}"))))
+            .map_err(|e| errors.push(BuildError::in_profile(format!("{at}.{key}: {e}"))))
             .ok()
     };
     let path = template("path", &spec.path);
@@ -113,7 +113,7 @@ fn compile_read(
     });
     let mut value_path = |key: &str, text: &str| {
         ValuePath::parse(text)
-            .map_err(|e| errors.push(BuildError::upstream(format!("profile {at}.{key}: {e}"))))
+            .map_err(|e| errors.push(BuildError::in_profile(format!("{at}.{key}: {e}"))))
             .ok()
     };
     let records = match spec.records.as_str() {

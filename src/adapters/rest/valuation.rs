@@ -41,11 +41,7 @@ pub(super) fn compile(
     };
     let mut template = |at: &str, text: &str| {
         Template::compile(text, &ctx)
-            .map_err(|e| {
-                errors.push(BuildError::upstream(format!(
-                    "profile trade_value.{at}: {e}"
-                )))
-            })
+            .map_err(|e| errors.push(BuildError::in_profile(format!("trade_value.{at}: {e}"))))
             .ok()
     };
     let path = template("path", &spec.path);
@@ -56,11 +52,7 @@ pub(super) fn compile(
         .collect();
     let mut value_path = |at: &str, text: &str| {
         ValuePath::parse(text)
-            .map_err(|e| {
-                errors.push(BuildError::upstream(format!(
-                    "profile trade_value.{at}: {e}"
-                )))
-            })
+            .map_err(|e| errors.push(BuildError::in_profile(format!("trade_value.{at}: {e}"))))
             .ok()
     };
     let f = &spec.fields;

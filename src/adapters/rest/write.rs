@@ -105,8 +105,8 @@ pub(super) fn compile(
     if let Some(format) = &spec.time_format
         && StrftimeItems::new(format).any(|i| matches!(i, Item::Error))
     {
-        errors.push(BuildError::upstream(format!(
-            "profile {at}.time_format: not a chrono format"
+        errors.push(BuildError::in_profile(format!(
+            "{at}.time_format: not a chrono format"
         )));
     }
     let (required, optional) = if kind.booking {
@@ -117,25 +117,21 @@ pub(super) fn compile(
     let mut answer = |name: &str| -> Option<ValuePath> {
         let text = spec.answer.get(name)?;
         ValuePath::parse(text)
-            .map_err(|e| {
-                errors.push(BuildError::upstream(format!(
-                    "profile {at}.answer.{name}: {e}"
-                )))
-            })
+            .map_err(|e| errors.push(BuildError::in_profile(format!("{at}.answer.{name}: {e}"))))
             .ok()
     };
     let (appointment_id, status) = (answer("appointment_id"), answer("status"));
     for name in required {
         if !spec.answer.contains_key(*name) {
-            errors.push(BuildError::upstream(format!(
-                "profile {at}.answer: {name} is required"
+            errors.push(BuildError::in_profile(format!(
+                "{at}.answer: {name} is required"
             )));
         }
     }
     for name in spec.answer.keys() {
         if !required.contains(&name.as_str()) && !optional.contains(&name.as_str()) {
-            errors.push(BuildError::upstream(format!(
-                "profile {at}.answer.{name}: not a field of this operation"
+            errors.push(BuildError::in_profile(format!(
+                "{at}.answer.{name}: not a field of this operation"
             )));
         }
     }

@@ -34,11 +34,11 @@ pub(super) fn compile_operation(
     ctx: &TemplateContext<'_>,
     errors: &mut Vec<BuildError>,
 ) -> Option<SoapOperation> {
-    let at = format!("profile repair_orders.{name}");
+    let at = format!("repair_orders.{name}");
     let before = errors.len();
     let mut template = |key: &str, text: &str| {
         Template::compile(text, ctx)
-            .map_err(|e| errors.push(BuildError::upstream(format!("{at}.{key}: {e}"))))
+            .map_err(|e| errors.push(BuildError::in_profile(format!("{at}.{key}: {e}"))))
             .ok()
     };
     let path = template("path", &spec.path);
@@ -46,7 +46,7 @@ pub(super) fn compile_operation(
     let body = template("body", &spec.body);
     let mut value_path = |key: &str, text: &str| {
         ValuePath::parse(text)
-            .map_err(|e| errors.push(BuildError::upstream(format!("{at}.{key}: {e}"))))
+            .map_err(|e| errors.push(BuildError::in_profile(format!("{at}.{key}: {e}"))))
             .ok()
     };
     let records = value_path("records", &spec.records);
@@ -70,7 +70,7 @@ pub(super) fn compile_operation(
         };
         let probe = format!("<probe>{}</probe>", body.render(&probe_ctx));
         if super::xml::to_json(probe.as_bytes()).is_err() {
-            errors.push(BuildError::upstream(format!(
+            errors.push(BuildError::in_profile(format!(
                 "{at}.body: not well-formed XML"
             )));
         }

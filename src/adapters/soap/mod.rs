@@ -71,7 +71,10 @@ impl SoapAdapter {
     ) -> Result<Self, Vec<BuildError>> {
         let mut errors = Vec::new();
         let profile = catalog::read(&config.profile, base, catalog::builtin_profile)
-            .and_then(|text| SoapProfile::from_toml(&text))
+            .and_then(|text| {
+                // Name the file: the line in the message is a line of it.
+                SoapProfile::from_toml(&text).map_err(|e| format!("{}: {e}", config.profile))
+            })
             .map_err(|e| vec![BuildError::at_key("profile", e)])?;
         let credentials = build_credentials(profile.security, config, base, &mut errors);
         let ctx = TemplateContext {
@@ -89,9 +92,7 @@ impl SoapAdapter {
         let content_type = profile.content_type.as_deref().and_then(|ct| {
             HeaderValue::from_str(ct)
                 .map_err(|_| {
-                    errors.push(BuildError::upstream(
-                        "profile content_type: not a header value",
-                    ))
+                    errors.push(BuildError::in_profile("content_type: not a header value"))
                 })
                 .ok()
         });
@@ -165,8 +166,8 @@ fn build_credentials(
 fn check_profile(profile: &SoapProfile, errors: &mut Vec<BuildError>) {
     for domain in &profile.domains {
         if *domain != Domain::RepairOrders {
-            errors.push(BuildError::upstream(format!(
-                "profile domains: the soap kind serves repair_orders, not {}",
+            errors.push(BuildError::in_profile(format!(
+                "domains: the soap kind serves repair_orders, not {}",
                 domain.as_str()
             )));
         }
@@ -184,8 +185,8 @@ fn check_profile(profile: &SoapProfile, errors: &mut Vec<BuildError>) {
     for (table, entries) in tables {
         for (code, class) in entries {
             if *class == ErrorClass::Reauthenticate {
-                errors.push(BuildError::upstream(format!(
-                    "profile errors.{table}.{code}: reauthenticate needs a token to refresh; SOAP credentials are fixed (use unauthorized)"
+                errors.push(BuildError::in_profile(format!(
+                    "errors.{table}.{code}: reauthenticate needs a token to refresh; SOAP credentials are fixed (use unauthorized)"
                 )));
             }
         }

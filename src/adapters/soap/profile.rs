@@ -138,6 +138,6 @@ pub struct SoapErrorSpec {
 
 impl SoapProfile {
     pub fn from_toml(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| e.message().to_owned())
+        toml::from_str(text).map_err(|e| crate::config::locate::described(text, &e))
     }
 }

@@ -72,14 +72,14 @@ pub(super) fn compile(
         recent: RecentOrders::new(spec.keep_seconds),
     };
     if spec.all.is_none() && spec.open.is_none() && spec.closed.is_none() {
-        errors.push(BuildError::upstream(
-            "profile repair_orders: give `all`, or `open` and/or `closed`",
+        errors.push(BuildError::in_profile(
+            "repair_orders: give `all`, or `open` and/or `closed`",
         ));
         return None;
     }
     if spec.get.as_ref().is_some_and(|g| g.per_day) {
-        errors.push(BuildError::upstream(
-            "profile repair_orders.get.per_day: a lookup by number takes no day",
+        errors.push(BuildError::in_profile(
+            "repair_orders.get.per_day: a lookup by number takes no day",
         ));
         return None;
     }
