@@ -1,6 +1,8 @@
-//! Command line: `demo`, `serve`, `check`, `schema`, `mapping test`, `verify`, `leads retry`.
+//! Command line: `demo`, `serve`, `check`, `schema`, `mapping test`, `verify`,
+//! `leads retry`, `record`, `replay`.
 
 pub mod demo;
+mod record;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -117,6 +119,12 @@ pub enum Command {
         #[command(subcommand)]
         action: LeadsAction,
     },
+    /// Run the bridge as `serve` does, recording one upstream's exchanges
+    /// into a fixture set, customer data faked and credentials removed
+    /// (docs/integrators/record-and-replay.md).
+    Record(record::RecordArgs),
+    /// Serve a fixture set as a mock upstream on loopback; prints its URL.
+    Replay(record::ReplayArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -276,6 +284,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     lead,
                 },
         } => retry_leads(&config, dealership.as_deref(), lead.as_deref()).await,
+        Command::Record(args) => Box::pin(record::record(args)).await,
+        Command::Replay(args) => record::replay(args).await,
     }
 }
 
@@ -391,6 +401,18 @@ pub async fn serve(
     stdio: bool,
     banner: Option<String>,
 ) -> anyhow::Result<()> {
+    Box::pin(serve_until(cfg, base, stdio, banner, shutdown_signal())).await
+}
+
+/// [`serve`], over HTTP until `stop` completes (an interruption, or the end
+/// of a recording).
+pub async fn serve_until(
+    cfg: &Config,
+    base: &Path,
+    stdio: bool,
+    banner: Option<String>,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let runtime = runtime::build(cfg, base).map_err(|e| anyhow::anyhow!("{e}"))?;
     // `background` stops feeds and the audit writer; it fires only after
     // in-flight calls have finished, so their audit records are written.
@@ -441,7 +463,7 @@ pub async fn serve(
         app,
         &ServeSettings::from_config(&cfg.server),
         async move {
-            shutdown_signal().await;
+            stop.await;
             tracing::info!("Shutting down: finishing calls in flight.");
             streams_end.cancel();
         },

@@ -7,8 +7,18 @@
 //!
 //! - [`mapping_test`]: a profile and a mapping against a saved upstream answer,
 //!   offline, field by field with each field's source path.
+//! - [`record`] and [`replay`]: an upstream's real exchanges recorded through
+//!   [`proxy`]es into a fixture set ([`fixtures`]), customers faked and
+//!   credentials removed ([`pii`]), and served again offline.
 //! - [`verify`]: an upstream (a vendor's sandbox, a replayed fixture set)
 //!   against the canonical contract and the fault matrix.
 
+pub mod fixtures;
+pub mod format;
 pub mod mapping_test;
+pub mod pii;
+pub mod proxy;
+pub mod record;
+pub mod replay;
+pub mod reroute;
 pub mod verify;
