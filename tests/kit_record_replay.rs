@@ -270,6 +270,32 @@ async fn record_then_replay(
         assert_eq!(without_people(a), without_people(b));
     }
     assert_ne!(recorded, replayed, "the customers in the set are fakes");
+    verify_replayed(&config_path, upstream, &out).await;
+}
+
+/// `verify --fixtures` runs the canonical checks and the fault matrix
+/// against the recorded set, replayed in place of the upstream.
+async fn verify_replayed(config: &Path, upstream: &str, set: &Path) {
+    let report = set.with_extension("verify.json");
+    let out = bin()
+        .arg("verify")
+        .arg("--config")
+        .arg(config)
+        .args(["--upstream", upstream, "--fixtures"])
+        .arg(set)
+        .arg("--json")
+        .arg(&report)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let reports: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let report = &reports[0];
+    assert_eq!(report["upstream"], upstream);
+    let checks = report["checks"].as_array().unwrap();
+    assert!(checks.iter().any(|c| c["name"] == "answers" && c["verdict"] == "pass"), "{stdout}");
+    assert!(!report["cells"].as_array().unwrap().is_empty(), "{stdout}");
 }
 
 /// One repair order by number, then the detailed list of `from`..`to`.

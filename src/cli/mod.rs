@@ -1,5 +1,5 @@
-//! Command line: `demo`, `serve`, `check`, `schema`, `mapping test`, `verify`,
-//! `leads retry`, `record`, `replay`.
+//! Command line: `demo`, `serve`, `check`, `schema`, `mapping test`, `probe`,
+//! `verify`, `conform`, `leads retry`, `record`, `replay`.
 
 pub mod demo;
 mod record;
@@ -18,7 +18,7 @@ use crate::contract::Principal;
 use crate::gateway::Gateway;
 use crate::http::serve::{self as http_serve, ServeSettings};
 use crate::http::{HttpSettings, router};
-use crate::kit::{mapping_test, verify};
+use crate::kit::{conform, mapping_test, probe, verify};
 use crate::{mcp, runtime};
 
 /// Environment variable holding the caller's token in stdio mode.
@@ -110,6 +110,56 @@ pub enum Command {
         /// Only the canonical checks, no fault matrix.
         #[arg(long)]
         skip_faults: bool,
+        /// Replay this recorded fixture set (`dms-bridge record`) in place of
+        /// the upstream (give one --upstream).
+        #[arg(long)]
+        fixtures: Option<PathBuf>,
+        /// Also write the report as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Read a configured upstream once per domain, live and read-only: the
+    /// first canonical record, counts, each exchange's timing and rate-limit
+    /// headers (never a secret). Exit 1 when a read failed.
+    Probe {
+        #[arg(long, short, required_unless_present = "demo")]
+        config: Option<PathBuf>,
+        /// Probe one of the demo's upstreams (its mocks) instead.
+        #[arg(long, conflicts_with = "config")]
+        demo: bool,
+        /// The upstream (its id under [upstreams]).
+        #[arg(long)]
+        upstream: String,
+        /// The dealership to read it for (default: the first that routes to it).
+        #[arg(long)]
+        dealership: Option<String>,
+        /// A VIN for one valuation (the deals domain).
+        #[arg(long)]
+        vin: Option<String>,
+        /// The day of repair orders to read, YYYY-MM-DD (default: yesterday).
+        #[arg(long)]
+        day: Option<chrono::NaiveDate>,
+        /// Print the report as JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a running deployment from outside, as a host's MCP client: the
+    /// front door, both protocol eras, the tool contract, the levels it
+    /// claims, the canonical contract on its data, AAP's rules, tenancy and
+    /// PII. Writes nothing without --sandbox-dealership. Exit 1 when a check failed.
+    Conform {
+        /// The deployment's MCP endpoint, e.g. https://bridge.example.com/mcp.
+        #[arg(long)]
+        url: String,
+        /// The caller's token (also from DMS_BRIDGE_TOKEN).
+        #[arg(long, env = TOKEN_ENV, hide_env_values = true)]
+        token: Option<String>,
+        /// A dealership that exists but the token may not use.
+        #[arg(long)]
+        other_dealership: Option<String>,
+        /// A dealership whose CRM is a sandbox: conform sends leads there.
+        #[arg(long)]
+        sandbox_dealership: Option<String>,
         /// Also write the report as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -121,7 +171,7 @@ pub enum Command {
     },
     /// Run the bridge as `serve` does, recording one upstream's exchanges
     /// into a fixture set, customer data faked and credentials removed
-    /// (docs/integrators/record-and-replay.md).
+    /// (docs/guides/record-and-replay.md).
     Record(record::RecordArgs),
     /// Serve a fixture set as a mock upstream on loopback; prints its URL.
     Replay(record::ReplayArgs),
@@ -249,22 +299,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             dealership,
             vin,
             skip_faults,
+            fixtures,
             json,
         } => {
+            if fixtures.is_some() && upstream.len() != 1 {
+                anyhow::bail!("--fixtures replays one upstream: give exactly one --upstream");
+            }
             let options = verify::Options {
                 upstream: String::new(),
                 dealership,
                 vin: vin.or_else(|| demo.then(|| demo::VALUED_VIN.to_owned())),
                 skip_faults,
+                fixtures,
             };
             let cancel = CancellationToken::new();
-            let (cfg, base) = match config {
-                Some(path) if !demo => {
-                    let cfg = config::load_file(&path).map_err(|e| anyhow::anyhow!("{e}"))?;
-                    (cfg, path.parent().unwrap_or(Path::new(".")).to_path_buf())
-                }
-                _ => (demo::started_mocks(&cancel).await?, PathBuf::from(".")),
-            };
+            let (cfg, base) = config_or_demo(config, demo, &cancel).await?;
             let result = Box::pin(verify_upstreams(
                 cfg,
                 &base,
@@ -275,6 +324,60 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             .await;
             cancel.cancel();
             result
+        }
+        Command::Probe {
+            config,
+            demo,
+            upstream,
+            dealership,
+            vin,
+            day,
+            json,
+        } => {
+            let options = probe::Options {
+                upstream,
+                dealership,
+                vin: vin.or_else(|| demo.then(|| demo::VALUED_VIN.to_owned())),
+                day,
+            };
+            let cancel = CancellationToken::new();
+            let (cfg, base) = config_or_demo(config, demo, &cancel).await?;
+            let result = probe::run(cfg, &base, &options).await;
+            cancel.cancel();
+            let report = result?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", report.render());
+            }
+            if report.failed() {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Command::Conform {
+            url,
+            token,
+            other_dealership,
+            sandbox_dealership,
+            json,
+        } => {
+            let options = conform::Options {
+                url,
+                token,
+                other_dealership,
+                sandbox_dealership,
+            };
+            let report = conform::run(&options).await;
+            print!("{}", report.render());
+            if let Some(file) = json {
+                std::fs::write(&file, serde_json::to_string_pretty(&report)?)
+                    .with_context(|| format!("writing {}", file.display()))?;
+            }
+            if report.failed() {
+                std::process::exit(1);
+            }
+            Ok(())
         }
         Command::Leads {
             action:
@@ -317,6 +420,22 @@ async fn retry_leads(
         }
     }
     Ok(())
+}
+
+/// The config at `path` and its folder, or the demo's with its mocks started
+/// (they stop when `cancel` fires).
+async fn config_or_demo(
+    path: Option<PathBuf>,
+    demo: bool,
+    cancel: &CancellationToken,
+) -> anyhow::Result<(Config, PathBuf)> {
+    match path {
+        Some(path) if !demo => {
+            let cfg = config::load_file(&path).map_err(|e| anyhow::anyhow!("{e}"))?;
+            Ok((cfg, path.parent().unwrap_or(Path::new(".")).to_path_buf()))
+        }
+        _ => Ok((demo::started_mocks(cancel).await?, PathBuf::from("."))),
+    }
 }
 
 /// Verifies each upstream in turn; exit status 1 when a check or cell failed.

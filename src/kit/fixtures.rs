@@ -1,4 +1,4 @@
-//! The fixture-set format (docs/integrators/record-and-replay.md): a folder
+//! The fixture-set format (docs/guides/record-and-replay.md): a folder
 //! with `fixtures.json`, which lists the recorded exchanges in order, and one
 //! file per body. Loading checks the whole set and names every problem with
 //! its file; it never guesses what a broken body meant.

@@ -10,13 +10,19 @@
 //! - [`record`] and [`replay`]: an upstream's real exchanges recorded through
 //!   [`proxy`]es into a fixture set ([`fixtures`]), customers faked and
 //!   credentials removed ([`pii`]), and served again offline.
+//! - [`probe`]: a configured upstream read once per domain, live and
+//!   read-only, with timings and rate-limit headers.
+//! - [`conform`]: a running deployment checked from outside over MCP.
 //! - [`verify`]: an upstream (a vendor's sandbox, a replayed fixture set)
 //!   against the canonical contract and the fault matrix.
 
+pub mod bridge;
+pub mod conform;
 pub mod fixtures;
 pub mod format;
 pub mod mapping_test;
 pub mod pii;
+pub mod probe;
 pub mod proxy;
 pub mod record;
 pub mod replay;

@@ -10,7 +10,7 @@ use chrono::{DateTime, Offset, TimeZone};
 use serde_json::{Value, json};
 
 use super::report::Check;
-use super::setup::{Answer, Bridge};
+use crate::kit::bridge::{Answer, Calls};
 
 /// Pages read at most, so a verify run stays bounded whatever the upstream holds.
 const MAX_PAGES: usize = 50;
@@ -25,7 +25,7 @@ struct Listing {
 }
 
 /// Reads every page of `tool` (up to [`MAX_PAGES`]), or the first error.
-async fn read_all(bridge: &Bridge, tool: &str, args: &Value) -> Result<Listing, Value> {
+async fn read_all(bridge: &impl Calls, tool: &str, args: &Value) -> Result<Listing, Value> {
     let mut listing = Listing {
         items: Vec::new(),
         total: None,
@@ -64,7 +64,7 @@ pub struct Dealer<'a> {
     pub currency: &'a str,
 }
 
-pub async fn inventory(bridge: &Bridge, dealer: &Dealer<'_>) -> Vec<Check> {
+pub async fn inventory(bridge: &impl Calls, dealer: &Dealer<'_>) -> Vec<Check> {
     let domain = "inventory";
     let args = json!({ "dealership_id": dealer.id, "response_format": "detailed" });
     let first = match read_all(bridge, "inventory.search", &args).await {
@@ -253,7 +253,7 @@ fn stable_ids(
     Check::from_problems(domain, "stable ids", &problems)
 }
 
-async fn lookup(bridge: &Bridge, dealer: &Dealer<'_>, item: &Value) -> Check {
+async fn lookup(bridge: &impl Calls, dealer: &Dealer<'_>, item: &Value) -> Check {
     let domain = "inventory";
     let args = json!({ "dealership_id": dealer.id, "vehicle_id": item["id"] });
     match bridge.call("inventory.get", args).await {
@@ -280,7 +280,7 @@ async fn lookup(bridge: &Bridge, dealer: &Dealer<'_>, item: &Value) -> Check {
     }
 }
 
-pub async fn repair_orders(bridge: &Bridge, dealer: &Dealer<'_>) -> Vec<Check> {
+pub async fn repair_orders(bridge: &impl Calls, dealer: &Dealer<'_>) -> Vec<Check> {
     let domain = "repair_orders";
     let args = json!({ "dealership_id": dealer.id, "response_format": "detailed" });
     let first = match read_all(bridge, "service.list_repair_orders", &args).await {
@@ -392,7 +392,7 @@ fn repair_order_problems(ro: &Value, dealer: &Dealer<'_>, problems: &mut Vec<Str
 
 /// One valuation: values in minor units, ordered low ≤ average ≤ high, and
 /// a validity that ends in the future, in the dealership's zone.
-pub async fn trade_value(bridge: &Bridge, dealer: &Dealer<'_>, args: Value) -> Check {
+pub async fn trade_value(bridge: &impl Calls, dealer: &Dealer<'_>, args: Value) -> Check {
     let domain = "deals";
     let name = "trade value of the given VIN";
     let answer = match bridge.call("deals.request_trade_value", args).await {

@@ -9,12 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+
+use crate::kit::proxy::{self, ProxyRequest, ProxyResponse, Tap, Verdict};
 
 /// What the upstream's API does wrong in one cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,9 +259,12 @@ impl FaultFront {
         upstream: &str,
         slow_for: Duration,
     ) -> std::io::Result<Self> {
+        let stop = CancellationToken::new();
+        if fault == Fault::ExpiredToken {
+            return Self::refusing_once(upstream, stop).await;
+        }
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let stop = CancellationToken::new();
         match fault {
             // A port that was just free and is closed again: connecting is refused.
             Fault::Refused => drop(listener),
@@ -270,16 +275,11 @@ impl FaultFront {
                 let answer = Arc::new(Answerer {
                     fault,
                     format,
-                    upstream: upstream.trim_end_matches('/').to_owned(),
                     slow_for,
-                    refused_once: AtomicBool::new(false),
-                    http: crate::net::client_builder()
-                        .build()
-                        .map_err(std::io::Error::other)?,
                 });
-                let app = axum::Router::new().fallback(move |method, uri, headers, body| {
+                let app = axum::Router::new().fallback(move || {
                     let answer = answer.clone();
-                    async move { answer.respond(method, uri, headers, body).await }
+                    async move { answer.respond().await }
                 });
                 let until = stop.clone();
                 tokio::spawn(async move {
@@ -290,6 +290,23 @@ impl FaultFront {
             }
         }
         Ok(Self { addr, stop })
+    }
+
+    /// The kit's forwarding proxy in front of the upstream, refusing the
+    /// first request as an expired token would be refused.
+    async fn refusing_once(upstream: &str, stop: CancellationToken) -> std::io::Result<Self> {
+        let origin = crate::kit::reroute::origin(upstream).ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not an http(s) URL")
+        })?;
+        let listen = SocketAddr::from(([127, 0, 0, 1], 0));
+        let tap = Arc::new(RefuseOnce(AtomicBool::new(false)));
+        let proxy = proxy::start(listen, &origin, tap, stop.clone())
+            .await
+            .map_err(std::io::Error::other)?;
+        Ok(Self {
+            addr: proxy.addr,
+            stop,
+        })
     }
 
     /// The upstream's URL with this front's origin: `base`'s path is kept.
@@ -324,14 +341,11 @@ async fn reset_all(listener: TcpListener, stop: CancellationToken) {
 struct Answerer {
     fault: Fault,
     format: Format,
-    upstream: String,
     slow_for: Duration,
-    refused_once: AtomicBool,
-    http: reqwest::Client,
 }
 
 impl Answerer {
-    async fn respond(&self, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    async fn respond(&self) -> Response {
         match self.fault {
             Fault::Status {
                 status,
@@ -361,18 +375,10 @@ impl Answerer {
                 .into_response(),
             Fault::WrongFormat => wrong_format(self.format),
             Fault::PiiEcho => pii_echo(self.format),
-            Fault::ExpiredToken => {
-                if !self.refused_once.swap(true, Ordering::SeqCst) {
-                    return (
-                        StatusCode::UNAUTHORIZED,
-                        [("content-type", "text/plain")],
-                        "token expired for tenant 4711",
-                    )
-                        .into_response();
-                }
-                self.pass_on(method, uri, headers, body).await
+            // Served elsewhere: by the forwarding proxy, a reset, a closed port.
+            Fault::ExpiredToken | Fault::Reset | Fault::Refused => {
+                StatusCode::BAD_GATEWAY.into_response()
             }
-            Fault::Reset | Fault::Refused => StatusCode::BAD_GATEWAY.into_response(),
         }
     }
 
@@ -384,36 +390,24 @@ impl Answerer {
         };
         (StatusCode::OK, [("content-type", content_type)], body).into_response()
     }
+}
 
-    /// Sends the request on to the upstream and its answer back.
-    async fn pass_on(&self, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-        let base_path = url::Url::parse(&self.upstream)
-            .map(|u| u.path().trim_end_matches('/').len())
-            .unwrap_or(0);
-        // The bridge asks for `<front><base path><rest>`; the upstream wants `<base><rest>`.
-        let asked = uri.path_and_query().map_or("/", |p| p.as_str());
-        let rest = asked.get(base_path..).unwrap_or(asked);
-        let mut request = self
-            .http
-            .request(method, format!("{}{rest}", self.upstream));
-        for (name, value) in &headers {
-            if !matches!(name.as_str(), "host" | "content-length" | "connection") {
-                request = request.header(name, value);
-            }
+/// Answers the first request as an expired token is answered, then passes
+/// every request on.
+struct RefuseOnce(AtomicBool);
+
+impl Tap for RefuseOnce {
+    fn before(&self, _request: &ProxyRequest) -> Verdict {
+        if self.0.swap(true, Ordering::SeqCst) {
+            return Verdict::Forward;
         }
-        match request.body(body).send().await {
-            Ok(answer) => {
-                let status = answer.status();
-                let content_type = answer.headers().get("content-type").cloned();
-                let bytes = answer.bytes().await.unwrap_or_default();
-                let mut response = (status, bytes).into_response();
-                if let Some(ct) = content_type {
-                    response.headers_mut().insert("content-type", ct);
-                }
-                response
-            }
-            Err(_) => StatusCode::BAD_GATEWAY.into_response(),
-        }
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", HeaderValue::from_static("text/plain"));
+        Verdict::Answer(ProxyResponse {
+            status: StatusCode::UNAUTHORIZED,
+            headers,
+            body: Bytes::from_static(b"token expired for tenant 4711"),
+        })
     }
 }
 

@@ -9,10 +9,9 @@
 //! upstream: the canonical checks only read, and the fault cells never reach
 //! the upstream except the expired-token cell's one read.
 
-mod canonical;
+pub mod canonical;
 pub mod faults;
 pub mod report;
-mod setup;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -23,8 +22,8 @@ use crate::config::Config;
 use crate::model::Domain;
 use faults::{CELLS, Cell, Expected, FaultFront, Format};
 use report::{CellResult, Report, Verdict};
-pub use setup::SetupError;
-use setup::{Answer, Target};
+use crate::kit::bridge::{Answer, Target};
+pub use crate::kit::bridge::SetupError;
 
 /// What to verify, as the command line gives it.
 #[derive(Debug, Clone, Default)]
@@ -35,6 +34,8 @@ pub struct Options {
     pub vin: Option<String>,
     /// Run the canonical checks only.
     pub skip_faults: bool,
+    /// A recorded fixture set to replay in place of the upstream.
+    pub fixtures: Option<std::path::PathBuf>,
 }
 
 /// The upstream timeout inside fault cells, so a slow upstream is found in seconds.
@@ -43,6 +44,40 @@ const CELL_TIMEOUT: Duration = Duration::from_secs(2);
 const SLOW_FOR: Duration = Duration::from_secs(4);
 
 pub async fn run(config: Config, base: &Path, options: &Options) -> Result<Report, SetupError> {
+    let replay = tokio_util::sync::CancellationToken::new();
+    let config = match &options.fixtures {
+        Some(dir) => replayed(config, &options.upstream, dir, &replay).await?,
+        None => config,
+    };
+    let result = Box::pin(run_on(config, base, options)).await;
+    replay.cancel();
+    result
+}
+
+/// `config` with the upstream's origins all pointed at a replay of the fixture set in `dir`.
+async fn replayed(
+    mut config: Config,
+    upstream: &str,
+    dir: &Path,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Config, SetupError> {
+    let set = crate::kit::fixtures::load(dir).map_err(|e| SetupError::Target(e.to_string()))?;
+    let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let addr = crate::kit::replay::start(set, listen, cancel.child_token())
+        .await
+        .map_err(|e| SetupError::Target(format!("replaying {}: {e}", dir.display())))?;
+    let origins = crate::kit::reroute::origins(&config, upstream)
+        .map_err(|e| SetupError::Target(e.to_string()))?;
+    let to = origins
+        .into_iter()
+        .map(|o| (o, format!("http://{addr}")))
+        .collect();
+    crate::kit::reroute::reroute(&mut config, upstream, &to)
+        .map_err(|e| SetupError::Target(e.to_string()))?;
+    Ok(config)
+}
+
+async fn run_on(config: Config, base: &Path, options: &Options) -> Result<Report, SetupError> {
     let started = Instant::now();
     let target = Target::new(
         config,
@@ -185,11 +220,11 @@ async fn run_cell(
         }
     };
     let started = Instant::now();
-    let answer = bridge.call(tool, args.clone()).await;
+    let answer = bridge.call_tool(tool, args.clone()).await;
     result.millis = started.elapsed().as_millis() as u64;
     // The bridge must still answer after the fault.
     result.survived = matches!(
-        bridge.call("dealership.list", json!({})).await,
+        bridge.call_tool("dealership.list", json!({})).await,
         Answer::Ok(_)
     );
     bridge.stop().await;

@@ -1,9 +1,11 @@
-//! The bridge a verify run talks to: the operator's own config, narrowed to
-//! one upstream and one dealership, with nothing that could hide the upstream
-//! (no read cache, no inventory mirror), a store of its own in a temporary
-//! folder (never the deployment's), and a token of its own. Built fresh for
-//! each fault cell, so no circuit breaker, kept answer or token carries over.
+//! The bridge `verify` and `probe` talk to: the operator's own config,
+//! narrowed to one upstream and one dealership, with nothing that could hide
+//! the upstream (no read cache, no inventory mirror), a store of its own in a
+//! temporary folder (never the deployment's), and a token of its own with
+//! read scopes only. Verify builds one fresh for each fault cell, so no
+//! circuit breaker, kept answer or token carries over.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -155,27 +157,36 @@ impl Target {
         api_url: Option<&str>,
         timeout: Option<Duration>,
     ) -> Result<Bridge, SetupError> {
+        let upstream = self.upstream.clone();
+        self.start_edited(move |config| {
+            if let Some(upstream) = config.upstreams.get_mut(&upstream) {
+                if let Some(url) = api_url {
+                    set_api_url(upstream, url);
+                }
+                if let Some(timeout) = timeout {
+                    set_timeout(upstream, timeout);
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Starts a bridge on this target with `edit` applied to its config
+    /// (upstream URLs pointed at proxies, say).
+    pub async fn start_edited(
+        &self,
+        edit: impl FnOnce(&mut Config) -> Result<(), String>,
+    ) -> Result<Bridge, SetupError> {
         let mut config = self.config.clone();
         // A store of its own for each bridge: nothing one left behind (a
         // feed's mirrored copy, a kept answer) may serve another's calls.
-        let n = self
-            .bridges
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let n = self.bridges.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         config.store.url = format!(
             "sqlite://{}",
-            self.store_dir
-                .path()
-                .join(format!("verify-{n}.db"))
-                .display()
+            self.store_dir.path().join(format!("verify-{n}.db")).display()
         );
-        if let Some(upstream) = config.upstreams.get_mut(&self.upstream) {
-            if let Some(url) = api_url {
-                set_api_url(upstream, url);
-            }
-            if let Some(timeout) = timeout {
-                set_timeout(upstream, timeout);
-            }
-        }
+        edit(&mut config).map_err(SetupError::Target)?;
         let runtime = runtime::build(&config, &self.base)
             .map_err(|e| SetupError::Build(e.to_string().trim_end().to_owned()))?;
         let cancel = CancellationToken::new();
@@ -193,6 +204,11 @@ impl Target {
             principal,
             cancel,
         })
+    }
+
+    /// The config the bridges start from (narrowed).
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 }
 
@@ -258,6 +274,18 @@ fn set_timeout(upstream: &mut UpstreamConfig, timeout: Duration) {
     }
 }
 
+/// What makes a canonical tool call and says what the agent was told: the
+/// bridge in this process, or a remote deployment over MCP (`conform`).
+pub trait Calls: Sync {
+    fn call(&self, tool: &str, arguments: Value) -> impl Future<Output = Answer> + Send;
+}
+
+impl Calls for Bridge {
+    fn call(&self, tool: &str, arguments: Value) -> impl Future<Output = Answer> + Send {
+        self.call_tool(tool, arguments)
+    }
+}
+
 /// A bridge built for one run or one cell.
 pub struct Bridge {
     started: Option<Started>,
@@ -278,7 +306,7 @@ impl Bridge {
     }
 
     /// Calls `tool` through the whole pipeline, as an agent's call would run.
-    pub async fn call(&self, tool: &str, arguments: Value) -> Answer {
+    pub async fn call_tool(&self, tool: &str, arguments: Value) -> Answer {
         let Some(gateway) = self.gateway() else {
             return Answer::Error(serde_json::json!({"code": "verify.stopped"}));
         };
