@@ -103,7 +103,14 @@ fn http() -> reqwest::Client {
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"dms-bridge-conform","version":"1"}}}"#;
 
-async fn post(url: &str, token: Option<&str>, body: &str, version: Option<&str>) -> Option<reqwest::Response> {
+/// POSTs one JSON-RPC message; `stateless` names its method for the 2026-07-28
+/// era, whose requests carry their version and method in headers too.
+async fn post(
+    url: &str,
+    token: Option<&str>,
+    body: &str,
+    stateless: Option<&str>,
+) -> Option<reqwest::Response> {
     let mut request = http()
         .post(url)
         .header("content-type", "application/json")
@@ -112,8 +119,10 @@ async fn post(url: &str, token: Option<&str>, body: &str, version: Option<&str>)
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
-    if let Some(version) = version {
-        request = request.header("mcp-protocol-version", version);
+    if let Some(method) = stateless {
+        request = request
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method);
     }
     request.send().await.ok()
 }
@@ -150,9 +159,14 @@ async fn front_door(url: &str, token: Option<&str>) -> Vec<Check> {
 
 /// An unknown method is -32601, in the stateless era (no session needed).
 async fn unknown_method(url: &str, token: Option<&str>) -> Check {
-    let body = r#"{"jsonrpc":"2.0","id":7,"method":"conform/unknown","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    // A well-formed 2026-07-28 request in every other respect: its version,
+    // the client's capabilities and name, the method in a header too.
+    let body = r#"{"jsonrpc":"2.0","id":7,"method":"conform/unknown","params":{"_meta":{
+        "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{},
+        "io.modelcontextprotocol/clientInfo":{"name":"dms-bridge-conform","version":"1"}}}}"#;
     let name = "an unknown method is -32601";
-    let Some(answer) = post(url, token, body, Some("2026-07-28")).await else {
+    let Some(answer) = post(url, token, body, Some("conform/unknown")).await else {
         return Check::fail("protocol", name, "the deployment did not answer");
     };
     let text = answer.text().await.unwrap_or_default();
