@@ -93,7 +93,14 @@ fn the_mapping_test_passes_on_each_page_and_on_both() {
     let pages = pages();
     for (file, body) in &pages {
         let out = run(&[
-            "mapping", "test", "--profile", PROFILE, "--response", file, "--show", "1",
+            "mapping",
+            "test",
+            "--profile",
+            PROFILE,
+            "--response",
+            file,
+            "--show",
+            "1",
         ]);
         let all = text(&out);
         assert_eq!(out.status.code(), Some(0), "{all}");
