@@ -32,7 +32,10 @@ async fn demo() -> (Child, String) {
         {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "the demo never got ready");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the demo never got ready"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     (child, format!("http://{addr}/mcp"))
@@ -62,7 +65,11 @@ fn verdicts(report: &Value) -> Vec<(String, String, String)> {
         .iter()
         .map(|c| {
             (
-                format!("{} {}", c["domain"].as_str().unwrap(), c["name"].as_str().unwrap()),
+                format!(
+                    "{} {}",
+                    c["domain"].as_str().unwrap(),
+                    c["name"].as_str().unwrap()
+                ),
                 c["verdict"].as_str().unwrap().to_owned(),
                 c["detail"].as_str().unwrap_or_default().to_owned(),
             )
@@ -121,6 +128,9 @@ async fn an_unknown_token_fails_the_report_instead_of_passing_blind() {
         .filter(|(_, v, _)| v == "fail")
         .map(|(n, _, _)| n)
         .collect();
-    assert!(failed.contains(&"protocol era answers".to_owned()), "{failed:?}");
+    assert!(
+        failed.contains(&"protocol era answers".to_owned()),
+        "{failed:?}"
+    );
     assert!(stdout.contains("FAILED"), "{stdout}");
 }

@@ -25,8 +25,7 @@ async fn probe(args: &[&str]) -> (i32, String, String) {
 
 #[tokio::test]
 async fn a_rest_upstream_is_read_once_per_domain_with_its_exchanges() {
-    let (code, stdout, stderr) =
-        probe(&["--demo", "--upstream", "cdk-riverside", "--json"]).await;
+    let (code, stdout, stderr) = probe(&["--demo", "--upstream", "cdk-riverside", "--json"]).await;
     assert_eq!(code, 0, "{stdout}{stderr}");
     let report: Value = serde_json::from_str(&stdout).unwrap();
     let reads = report["reads"].as_array().unwrap();
@@ -35,17 +34,28 @@ async fn a_rest_upstream_is_read_once_per_domain_with_its_exchanges() {
     assert!(inventory["total"].as_u64().unwrap() > 1, "{inventory}");
     assert_eq!(inventory["count"], 1);
     assert!(
-        inventory["first"]["id"].as_str().unwrap().starts_with("veh_"),
+        inventory["first"]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("veh_"),
         "{inventory}"
     );
     assert!(inventory["first"]["last_verified_at"].is_string());
-    let repair_orders = reads.iter().find(|r| r["domain"] == "repair_orders").unwrap();
+    let repair_orders = reads
+        .iter()
+        .find(|r| r["domain"] == "repair_orders")
+        .unwrap();
     assert_eq!(repair_orders["outcome"], "ok", "{repair_orders}");
     let exchanges = report["exchanges"].as_array().unwrap();
-    let paths: Vec<&str> = exchanges.iter().map(|e| e["path"].as_str().unwrap()).collect();
+    let paths: Vec<&str> = exchanges
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
     assert!(paths.contains(&"/oauth2/token"), "{paths:?}");
     assert!(
-        paths.iter().any(|p| p.starts_with("/cdk/sales/inventory/v2")),
+        paths
+            .iter()
+            .any(|p| p.starts_with("/cdk/sales/inventory/v2")),
         "{paths:?}"
     );
     for e in exchanges {
@@ -55,7 +65,11 @@ async fn a_rest_upstream_is_read_once_per_domain_with_its_exchanges() {
     // The printed report carries none of the upstream's secrets.
     let (code, text, _) = probe(&["--demo", "--upstream", "cdk-riverside"]).await;
     assert_eq!(code, 0, "{text}");
-    for secret in ["demo-cdk-secret", "demo-cdk-client", "demo-cdk-events-secret"] {
+    for secret in [
+        "demo-cdk-secret",
+        "demo-cdk-client",
+        "demo-cdk-events-secret",
+    ] {
         assert!(!text.contains(secret), "{secret} printed");
         assert!(!stdout.contains(secret), "{secret} in the JSON report");
     }

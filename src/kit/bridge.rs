@@ -181,10 +181,15 @@ impl Target {
         let mut config = self.config.clone();
         // A store of its own for each bridge: nothing one left behind (a
         // feed's mirrored copy, a kept answer) may serve another's calls.
-        let n = self.bridges.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let n = self
+            .bridges
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         config.store.url = format!(
             "sqlite://{}",
-            self.store_dir.path().join(format!("verify-{n}.db")).display()
+            self.store_dir
+                .path()
+                .join(format!("verify-{n}.db"))
+                .display()
         );
         edit(&mut config).map_err(SetupError::Target)?;
         let runtime = runtime::build(&config, &self.base)

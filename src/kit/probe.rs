@@ -262,7 +262,11 @@ impl Report {
                 r.domain, r.tool, r.outcome, r.millis
             );
             if let Some(first) = &r.first {
-                let label = if r.outcome == "ok" { "first record" } else { "answer" };
+                let label = if r.outcome == "ok" {
+                    "first record"
+                } else {
+                    "answer"
+                };
                 let pretty = serde_json::to_string_pretty(first).unwrap_or_default();
                 let _ = writeln!(out, "{label}:\n{pretty}");
             }
@@ -270,7 +274,11 @@ impl Report {
         let _ = writeln!(out, "\nexchanges with the upstream");
         for e in &self.exchanges {
             let status = e.status.map_or("no answer".to_owned(), |s| s.to_string());
-            let _ = writeln!(out, "  {:<6} {:<60} {status:<9} {} ms", e.method, e.path, e.millis);
+            let _ = writeln!(
+                out,
+                "  {:<6} {:<60} {status:<9} {} ms",
+                e.method, e.path, e.millis
+            );
             for (name, value) in &e.rate_limit {
                 let _ = writeln!(out, "         {name}: {value}");
             }

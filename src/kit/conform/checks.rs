@@ -56,17 +56,30 @@ pub async fn run(options: &Options) -> Report {
                 if let Some(info) = remote.server() {
                     versions.push(info.protocol_version.to_string());
                 }
-                Check::pass("protocol", "era answers", format!("{era}: {} tools", remote.tools.len()))
+                Check::pass(
+                    "protocol",
+                    "era answers",
+                    format!("{era}: {} tools", remote.tools.len()),
+                )
             }
             Err(e) => Check::fail("protocol", "era answers", format!("{era}: {e}")),
         });
     }
     if let (Ok(a), Ok(b)) = (&sessions, &stateless) {
-        let names = |r: &Remote| r.tools.iter().map(|t| t.name.to_string()).collect::<BTreeSet<_>>();
+        let names = |r: &Remote| {
+            r.tools
+                .iter()
+                .map(|t| t.name.to_string())
+                .collect::<BTreeSet<_>>()
+        };
         checks.push(if names(a) == names(b) {
             Check::pass("protocol", "same tools in both eras", "")
         } else {
-            Check::fail("protocol", "same tools in both eras", "tools/list differs between eras")
+            Check::fail(
+                "protocol",
+                "same tools in both eras",
+                "tools/list differs between eras",
+            )
         });
     }
     checks.push(unknown_method(&options.url, token).await);
@@ -74,7 +87,11 @@ pub async fn run(options: &Options) -> Report {
         .as_ref()
         .ok()
         .and_then(|r| r.server())
-        .and_then(|i| i.server_info.as_ref().map(|s| format!("{} {}", s.name, s.version)));
+        .and_then(|i| {
+            i.server_info
+                .as_ref()
+                .map(|s| format!("{} {}", s.name, s.version))
+        });
     if let Ok(remote) = &sessions {
         checks.extend(tool_contract(remote));
         checks.extend(levels(remote));
@@ -135,24 +152,48 @@ async fn front_door(url: &str, token: Option<&str>) -> Vec<Check> {
         Some(r) if r.status() == 401 => {
             let challenge = r.headers().contains_key("www-authenticate");
             if challenge {
-                Check::pass("auth", "a forged token is refused", "401 with WWW-Authenticate")
+                Check::pass(
+                    "auth",
+                    "a forged token is refused",
+                    "401 with WWW-Authenticate",
+                )
             } else {
-                Check::warn("auth", "a forged token is refused", "401 without WWW-Authenticate")
+                Check::warn(
+                    "auth",
+                    "a forged token is refused",
+                    "401 without WWW-Authenticate",
+                )
             }
         }
-        Some(r) => Check::fail("auth", "a forged token is refused", format!("answered {}", r.status())),
-        None => Check::fail("auth", "a forged token is refused", "the deployment did not answer"),
+        Some(r) => Check::fail(
+            "auth",
+            "a forged token is refused",
+            format!("answered {}", r.status()),
+        ),
+        None => Check::fail(
+            "auth",
+            "a forged token is refused",
+            "the deployment did not answer",
+        ),
     });
     checks.push(match post(url, None, INITIALIZE, None).await {
-        Some(r) if r.status() == 401 => Check::pass("auth", "no token", "refused: sign-in required"),
-        Some(r) if r.status().is_success() => {
-            Check::pass("auth", "no token", "served anonymously (a dealership allows anonymous inventory)")
+        Some(r) if r.status() == 401 => {
+            Check::pass("auth", "no token", "refused: sign-in required")
         }
+        Some(r) if r.status().is_success() => Check::pass(
+            "auth",
+            "no token",
+            "served anonymously (a dealership allows anonymous inventory)",
+        ),
         Some(r) => Check::fail("auth", "no token", format!("answered {}", r.status())),
         None => Check::fail("auth", "no token", "the deployment did not answer"),
     });
     if token.is_none() {
-        checks.push(Check::warn("auth", "token", "no --token given: only what anonymous callers may do was checked"));
+        checks.push(Check::warn(
+            "auth",
+            "token",
+            "no --token given: only what anonymous callers may do was checked",
+        ));
     }
     checks
 }
@@ -213,7 +254,10 @@ fn tool_contract(remote: &Remote) -> Vec<Check> {
         Check::warn(
             "tools",
             "names every host accepts",
-            format!("{} canonical (dotted) names: Claude and OpenAI hosts refuse them", unsafe_names.len()),
+            format!(
+                "{} canonical (dotted) names: Claude and OpenAI hosts refuse them",
+                unsafe_names.len()
+            ),
         )
     });
     checks
@@ -234,7 +278,11 @@ fn levels(remote: &Remote) -> Vec<Check> {
         .cloned()
         .unwrap_or_default();
     if claims.is_empty() {
-        return vec![Check::warn("levels", "claims", "the server claims no AutomotiveMCP level")];
+        return vec![Check::warn(
+            "levels",
+            "claims",
+            "the server claims no AutomotiveMCP level",
+        )];
     }
     let subscribes = info
         .capabilities
@@ -252,7 +300,9 @@ fn levels(remote: &Remote) -> Vec<Check> {
             .filter(|t| t.starts_with(&format!("{domain}.")))
             .any(|t| remote.serves(t));
         if level >= 2 && !has_tools {
-            problems.push(format!("{domain} claims Level {level} but serves none of its tools"));
+            problems.push(format!(
+                "{domain} claims Level {level} but serves none of its tools"
+            ));
         }
         if level >= 3 && !(remote.serves("events.list") && subscribes) {
             problems.push(format!(
@@ -277,7 +327,11 @@ async fn on_data(remote: &Remote, options: &Options) -> Vec<Check> {
             return vec![Check::fail("tools", "dealership.list", e.to_string())];
         }
     };
-    checks.push(Check::pass("tools", "dealership.list", format!("{} dealership(s)", listed.len())));
+    checks.push(Check::pass(
+        "tools",
+        "dealership.list",
+        format!("{} dealership(s)", listed.len()),
+    ));
     let serving = |domain: &str| {
         listed.iter().find(|d| {
             d["domains"]
@@ -292,7 +346,10 @@ async fn on_data(remote: &Remote, options: &Options) -> Vec<Check> {
         let Some(id) = dealership["id"].as_str() else {
             continue;
         };
-        let profile = match remote.call("dealership.get", json!({ "dealership_id": id })).await {
+        let profile = match remote
+            .call("dealership.get", json!({ "dealership_id": id }))
+            .await
+        {
             Answer::Ok(p) => p,
             Answer::Error(_) => continue,
         };
@@ -353,7 +410,11 @@ async fn consent_first(remote: &Remote, dealership: &str) -> Vec<Check> {
                 Check::from_problems("pii", pii, &echoed),
             ]
         }
-        Answer::Ok(_) => vec![Check::fail("aap", name, "a lead without consent was accepted (dry run)")],
+        Answer::Ok(_) => vec![Check::fail(
+            "aap",
+            name,
+            "a lead without consent was accepted (dry run)",
+        )],
     }
 }
 
@@ -367,7 +428,9 @@ async fn tenancy(remote: &Remote, options: &Options) -> Vec<Check> {
         for id in std::iter::once(invented.as_str()).chain(options.other_dealership.as_deref()) {
             match remote.call(tool, json!({ "dealership_id": id })).await {
                 Answer::Ok(_) => problems.push(format!("{tool} answered for {id}")),
-                Answer::Error(e) => codes.push(e["error"]["code"].as_str().unwrap_or("?").to_owned()),
+                Answer::Error(e) => {
+                    codes.push(e["error"]["code"].as_str().unwrap_or("?").to_owned())
+                }
             }
         }
         if codes.len() == 2 && codes[0] != codes[1] {
@@ -401,17 +464,24 @@ async fn duplicates_and_replays(remote: &Remote, dealership: &str) -> Check {
     };
     let first = remote.call("leads.create", lead("conform check")).await;
     let Answer::Ok(first) = first else {
-        return Check::fail("aap", "duplicates and idempotency", format!("the sandbox lead failed: {first:?}"));
+        return Check::fail(
+            "aap",
+            "duplicates and idempotency",
+            format!("the sandbox lead failed: {first:?}"),
+        );
     };
     let mut problems = Vec::new();
     match remote.call("leads.create", lead("another message")).await {
         Answer::Error(e) if e["error"]["code"] == "leads.idempotency_conflict" => {}
-        other => problems.push(format!("a replayed key with another payload answered {other:?}")),
+        other => problems.push(format!(
+            "a replayed key with another payload answered {other:?}"
+        )),
     }
     let mut again = lead("conform check");
     again["idempotency_key"] = json!(format!("{key}-again"));
     match remote.call("leads.create", again).await {
-        Answer::Ok(second) if second["status"] == "duplicate" || second["lead_id"] == first["lead_id"] => {}
+        Answer::Ok(second)
+            if second["status"] == "duplicate" || second["lead_id"] == first["lead_id"] => {}
         other => problems.push(format!("the same lead again answered {other:?}")),
     }
     Check::from_problems("aap", "duplicates and idempotency", &problems)

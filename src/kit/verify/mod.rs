@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::config::Config;
+pub use crate::kit::bridge::SetupError;
+use crate::kit::bridge::{Answer, Target};
 use crate::model::Domain;
 use faults::{CELLS, Cell, Expected, FaultFront, Format};
 use report::{CellResult, Report, Verdict};
-use crate::kit::bridge::{Answer, Target};
-pub use crate::kit::bridge::SetupError;
 
 /// What to verify, as the command line gives it.
 #[derive(Debug, Clone, Default)]
