@@ -46,6 +46,7 @@ async fn every_shipped_profile_passes_verify_against_the_demo_upstreams() {
     // The upstreams that serve reads were verified, with checks and cells.
     for upstream in [
         "cdk-riverside",
+        "xtime-riverside",
         "feed-lakeside",
         "tekion-hillcountry",
         "opentrack-lakeside",
@@ -85,6 +86,24 @@ async fn every_shipped_profile_passes_verify_against_the_demo_upstreams() {
             .iter()
             .any(|c| c["fault"] == "token expired (refused once)" && c["answered"] == "success")
     );
+    // The scheduler: its menu, its slots, and the matrix on availability.
+    let xtime = by_upstream["xtime-riverside"];
+    let names: Vec<&str> = xtime["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "service menu",
+            "availability answers",
+            "slots in the zone, ahead, in order"
+        ]
+    );
+    assert!(cells(xtime).iter().all(|c| c["domain"] == "service"));
+    assert_eq!(cells(xtime).len(), per_domain("cdk-riverside"));
     // Writes are never verified: leads and bookings stay where they are.
     let not_verified = by_upstream["crm-riverside"]["not_verified"].to_string();
     assert!(

@@ -170,8 +170,21 @@ async fn reads(
                 }
             },
             Domain::Service => {
-                skipped.push("service: the probe does not read availability yet".to_owned());
-                continue;
+                // The menu's first code, found as verify finds it, then one week of slots.
+                let dealer = crate::kit::verify::canonical::Dealer {
+                    id: dealership,
+                    timezone: tz,
+                    currency: target.currency().unwrap_or("USD"),
+                };
+                let (_, args) =
+                    crate::kit::verify::canonical::service_availability(bridge, &dealer).await;
+                match args {
+                    Some(args) => ("service", "service.check_availability", args),
+                    None => {
+                        skipped.push("service: the scheduler gave no service menu".to_owned());
+                        continue;
+                    }
+                }
             }
             Domain::Leads => {
                 skipped.push("leads: the probe never sends a lead".to_owned());

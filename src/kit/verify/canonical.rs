@@ -430,3 +430,96 @@ pub async fn trade_value(bridge: &impl Calls, dealer: &Dealer<'_>, args: Value) 
     }
     Check::from_problems(domain, name, &problems)
 }
+
+/// The scheduler's open slots for the first code on its service menu, over
+/// the next week: times in the dealership's zone, each ending after it
+/// starts, inside the days asked for, ahead, earliest first. Returns the
+/// arguments it used, for the fault cells; checking holds nothing.
+pub async fn service_availability(
+    bridge: &impl Calls,
+    dealer: &Dealer<'_>,
+) -> (Vec<Check>, Option<Value>) {
+    let domain = "service";
+    // An unknown code is refused with the menu in the details (TOOLSET.md).
+    let today = chrono::Utc::now()
+        .with_timezone(&dealer.timezone)
+        .date_naive();
+    let (from, to) = (today + chrono::Days::new(1), today + chrono::Days::new(7));
+    let mut args = json!({ "dealership_id": dealer.id, "service_codes": ["VERIFY-PROBE"],
+                           "year": 2022, "make": "Toyota", "model": "RAV4",
+                           "from": from.to_string(), "to": to.to_string() });
+    let menu = match bridge
+        .call("service.check_availability", args.clone())
+        .await
+    {
+        Answer::Error(e) => e["error"]["details"]["service_menu"].clone(),
+        Answer::Ok(_) => Value::Null,
+    };
+    let code = menu
+        .as_array()
+        .and_then(|m| m.first())
+        .and_then(|item| item["code"].as_str().or_else(|| item.as_str()))
+        .map(str::to_owned);
+    let Some(code) = code else {
+        let check = Check::fail(
+            domain,
+            "service menu",
+            format!("an unknown code was not refused with the menu: {menu}"),
+        );
+        return (vec![check], None);
+    };
+    let mut checks = vec![Check::pass(
+        domain,
+        "service menu",
+        format!("first code {code}"),
+    )];
+    args["service_codes"] = json!([code]);
+    let slots = match bridge
+        .call("service.check_availability", args.clone())
+        .await
+    {
+        Answer::Ok(answer) => answer["items"].as_array().cloned().unwrap_or_default(),
+        Answer::Error(e) => {
+            checks.push(Check::fail(domain, "availability answers", e.to_string()));
+            return (checks, Some(args));
+        }
+    };
+    checks.push(Check::pass(
+        domain,
+        "availability answers",
+        format!("{} slot(s) from {from} to {to}", slots.len()),
+    ));
+    let mut problems = Vec::new();
+    let mut previous = None;
+    for slot in &slots {
+        let (Some(start), Some(end)) = (slot["start"].as_str(), slot["end"].as_str()) else {
+            problems.push(format!("a slot without start or end: {slot}"));
+            continue;
+        };
+        problems.extend(zone_problem(start, dealer.timezone).map(|p| format!("start: {p}")));
+        problems.extend(zone_problem(end, dealer.timezone).map(|p| format!("end: {p}")));
+        let (Ok(s), Ok(e)) = (
+            DateTime::parse_from_rfc3339(start),
+            DateTime::parse_from_rfc3339(end),
+        ) else {
+            continue;
+        };
+        if e <= s {
+            problems.push(format!("{start} ends at {end}"));
+        }
+        let day = s.with_timezone(&dealer.timezone).date_naive();
+        if day < from || day > to || s < chrono::Utc::now() {
+            problems.push(format!("{start} is outside {from}..{to} or past"));
+        }
+        if previous.is_some_and(|p| s < p) {
+            problems.push(format!("{start} comes after a later slot"));
+        }
+        previous = Some(s);
+    }
+    checks.push(Check::from_problems(
+        domain,
+        "slots in the zone, ahead, in order",
+        &problems,
+    ));
+    (checks, Some(args))
+}

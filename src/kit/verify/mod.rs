@@ -121,8 +121,14 @@ async fn run_on(config: Config, base: &Path, options: &Options) -> Result<Report
                 }
                 None => not_verified.push("deals: give --vin with a VIN the provider knows".into()),
             },
-            Domain::Service => not_verified
-                .push("service (availability, bookings): verify does not read it yet".into()),
+            Domain::Service => {
+                let (found, args) = canonical::service_availability(&bridge, &dealer).await;
+                checks.extend(found);
+                if let Some(args) = args {
+                    probes.push(("service", "service.check_availability", args));
+                }
+                not_verified.push("service bookings: verify never books or cancels".into());
+            }
             Domain::Leads => {
                 not_verified.push("leads: verify never sends a lead upstream".into());
             }
