@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 profile="${1:-release}"
 cargo build --quiet --profile "$profile" --bin dms-bridge
-dir="target/$profile"
+# cargo keeps the dev profile in target/debug.
+if [[ "$profile" == dev ]]; then dir=target/debug; else dir="target/$profile"; fi
 bin="$PWD/$dir/dms-bridge"
 out="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$out"' EXIT
