@@ -30,13 +30,13 @@ const CANONICAL_TOOLS: &[&str] = &[
     "service.list_repair_orders",
 ];
 
-/// Tools that name a dealership, with the least arguments they read.
-const DEALERSHIP_TOOLS: &[(&str, &str)] = &[
-    ("dealership.get", "{}"),
-    ("inventory.search", "{}"),
-    ("inventory.facets", "{}"),
-    ("leads.list", "{}"),
-    ("service.list_repair_orders", "{}"),
+/// Tools whose only required argument is a dealership.
+const DEALERSHIP_TOOLS: &[&str] = &[
+    "dealership.get",
+    "inventory.search",
+    "inventory.facets",
+    "leads.list",
+    "service.list_repair_orders",
 ];
 
 /// Customer data conform sends in calls that must fail; none of it may come back.
@@ -423,7 +423,7 @@ async fn consent_first(remote: &Remote, dealership: &str) -> Vec<Check> {
 async fn tenancy(remote: &Remote, options: &Options) -> Vec<Check> {
     let invented = format!("conform-not-yours-{:08x}", fastrand::u32(..));
     let mut problems = Vec::new();
-    for (tool, _) in DEALERSHIP_TOOLS {
+    for tool in DEALERSHIP_TOOLS {
         let mut codes = Vec::new();
         for id in std::iter::once(invented.as_str()).chain(options.other_dealership.as_deref()) {
             match remote.call(tool, json!({ "dealership_id": id })).await {

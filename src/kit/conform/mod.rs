@@ -72,11 +72,7 @@ impl Report {
             self.protocol_versions.join(", ")
         );
         for c in &self.checks {
-            let label = match c.verdict {
-                Verdict::Pass => "pass",
-                Verdict::Warn => "warn",
-                Verdict::Fail => "FAIL",
-            };
+            let label = c.verdict.label();
             let detail = if c.detail.is_empty() {
                 String::new()
             } else {

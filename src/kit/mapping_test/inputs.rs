@@ -10,6 +10,7 @@ use crate::adapters::mapping::{FeedFormat, RoMapping, ValuePath, VehicleMapping,
 use crate::adapters::rest::profile::Profile;
 use crate::adapters::soap::profile::SoapProfile;
 use crate::config::catalog;
+use crate::kit::format::Format;
 
 /// Why the inputs could not be read; each names the file.
 #[derive(Debug, thiserror::Error)]
@@ -208,44 +209,47 @@ pub enum Answer {
     Rows(Vec<Value>),
 }
 
-/// Reads `path` by its content: XML, JSON, or a delimited feed. A file whose
+/// Reads `path` by its content (sniffed as the fixture sets sniff bodies,
+/// `kit::format`): XML, JSON, or else a delimited feed. A file whose
 /// extension claims one format and whose content is another is refused.
 pub fn read_answer(path: &Path, feed: Option<FeedFormat>) -> Result<Answer, InputError> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| unreadable(&name, e))?;
-    let text = String::from_utf8_lossy(&bytes);
-    let start = text.trim_start_matches('\u{feff}').trim_start();
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    let looks = match Format::of(None, body) {
+        Format::Json => Format::Json,
+        Format::Xml => Format::Xml,
+        _ => Format::Csv,
+    };
     let claimed = path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    let looks = if start.starts_with('<') {
-        "xml"
-    } else if start.starts_with('{') || start.starts_with('[') {
-        "json"
-    } else {
-        "delimited"
+    let claims = match claimed.as_deref() {
+        Some("json") => Some(Format::Json),
+        Some("xml" | "soap") => Some(Format::Xml),
+        Some("csv" | "tsv" | "txt") => Some(Format::Csv),
+        _ => None,
     };
-    let fits = match claimed.as_deref() {
-        Some("json") => looks == "json",
-        Some("xml" | "soap") => looks == "xml",
-        Some("csv" | "tsv" | "txt") => looks == "delimited",
-        _ => true,
-    };
-    if !fits {
+    if claims.is_some_and(|c| c != looks) {
+        let reads_as = match looks {
+            Format::Json => "json",
+            Format::Xml => "xml",
+            _ => "delimited",
+        };
         return Err(unreadable(
             &name,
             format!(
-                "named .{} but its content reads as {looks}",
+                "named .{} but its content reads as {reads_as}",
                 claimed.unwrap_or_default()
             ),
         ));
     }
     match looks {
-        "xml" => crate::adapters::soap::xml::to_json(&bytes)
+        Format::Xml => crate::adapters::soap::xml::to_json(&bytes)
             .map(Answer::Tree)
             .map_err(|e| unreadable(&name, format!("not readable XML: {e}"))),
-        "json" => serde_json::from_slice(&bytes)
+        Format::Json => serde_json::from_slice(body)
             .map(Answer::Tree)
             .map_err(|e| unreadable(&name, format!("not readable JSON: {e}"))),
         _ => crate::adapters::feed::parse_rows(&bytes, feed)

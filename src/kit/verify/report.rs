@@ -14,7 +14,8 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    fn label(self) -> &'static str {
+    /// How the tables print it.
+    pub fn label(self) -> &'static str {
         match self {
             Self::Pass => "pass",
             Self::Warn => "warn",
