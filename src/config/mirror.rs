@@ -37,7 +37,7 @@ impl Default for MirrorConfig {
 }
 
 /// How often something is read in the background: a duration, or `"off"`.
-/// A REST upstream's `inventory_sync` (default five minutes; `"off"` reads
+/// A REST or SOAP upstream's `inventory_sync` (default five minutes; `"off"` reads
 /// through on every cache miss, as before the mirror, and makes no
 /// `vehicle.*` events) and `[events] repair_order_watch` (default off).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
@@ -93,12 +93,12 @@ pub(super) fn validate(config: &Config, errors: &mut Vec<ConfigError>) {
         ));
     }
     for (id, upstream) in &config.upstreams {
-        if let super::UpstreamConfig::Rest(rest) = upstream
-            && rest
-                .inventory_sync
-                .every()
-                .is_some_and(|every| every < MIN_INTERVAL)
-        {
+        let sync = match upstream {
+            super::UpstreamConfig::Rest(rest) => rest.inventory_sync,
+            super::UpstreamConfig::Soap(soap) => soap.inventory_sync,
+            _ => continue,
+        };
+        if sync.every().is_some_and(|every| every < MIN_INTERVAL) {
             errors.push(ConfigError::new(
                 format!("upstreams.{id}.inventory_sync"),
                 "must be at least 1s (or \"off\")",

@@ -32,4 +32,9 @@ pub struct SoapUpstreamConfig {
     /// Quota, retries and circuit breaker for this upstream.
     #[serde(default)]
     pub resilience: ResilienceConfig,
+    /// How often the inventory mirror reads the profile's inventory (as for
+    /// REST upstreams: default five minutes, `"off"` reads through on every
+    /// cache miss). Ignored by profiles without an inventory.
+    #[serde(default = "super::mirror::default_inventory_sync")]
+    pub inventory_sync: super::SyncInterval,
 }

@@ -234,9 +234,13 @@ fn narrow(config: &mut Config, upstream: &str, dealership: &str, store: &Path) {
     config.quotas = None;
     config.webhooks.clear();
     config.oauth = None;
-    if let Some(UpstreamConfig::Rest(r)) = config.upstreams.get_mut(upstream) {
-        r.inventory_sync = SyncInterval::Off;
-        r.inbound_events = None;
+    match config.upstreams.get_mut(upstream) {
+        Some(UpstreamConfig::Rest(r)) => {
+            r.inventory_sync = SyncInterval::Off;
+            r.inbound_events = None;
+        }
+        Some(UpstreamConfig::Soap(s)) => s.inventory_sync = SyncInterval::Off,
+        _ => {}
     }
     config.tokens = vec![TokenConfig {
         name: VERIFY_TOKEN.to_owned(),

@@ -26,15 +26,25 @@ pub(super) struct SoapOperation {
     status: Option<StatusCheck>,
 }
 
-/// Compiles `spec` (at `repair_orders.<name>`) against the request parameters
-/// in `ctx`; every problem goes to `errors` with its key.
+/// The parameter every operation has besides its own: the dealership's wall
+/// clock, as STAR writes `CreationDateTime` (no offset).
+pub(super) const NOW_LOCAL: &str = "now_local";
+
+/// Compiles `spec` (at `<at>`, e.g. `repair_orders.closed`) against the
+/// request parameters in `ctx`; every problem goes to `errors` with its key.
 pub(super) fn compile_operation(
     name: &'static str,
+    at: &str,
     spec: &SoapOperationSpec,
     ctx: &TemplateContext<'_>,
     errors: &mut Vec<BuildError>,
 ) -> Option<SoapOperation> {
-    let at = format!("repair_orders.{name}");
+    let mut names = ctx.params.clone();
+    names.insert(NOW_LOCAL.into(), String::new());
+    let ctx = &TemplateContext {
+        params: &names,
+        ..*ctx
+    };
     let before = errors.len();
     let mut template = |key: &str, text: &str| {
         Template::compile(text, ctx)
@@ -106,6 +116,13 @@ impl SoapAdapter {
         op: &SoapOperation,
         params: &BTreeMap<String, String>,
     ) -> Result<Value, AdapterError> {
+        let mut params = params.clone();
+        let now = chrono::Utc::now().with_timezone(&self.dealership.timezone);
+        params.insert(
+            NOW_LOCAL.into(),
+            now.format("%Y-%m-%dT%H:%M:%S").to_string(),
+        );
+        let params = &params;
         let prepared = self.prepare(op, params)?;
         self.policy
             .run(true, || self.send_once(op, &prepared, params))

@@ -6,6 +6,7 @@
 mod answer;
 mod call;
 pub mod envelope;
+mod inventory;
 pub mod profile;
 mod repair_orders;
 pub mod xml;
@@ -22,7 +23,9 @@ use self::profile::{Security, SoapErrorSpec, SoapProfile};
 use super::DealershipContext;
 use super::resilience::UpstreamPolicy;
 use super::template::{self, NO_PARAMS, Template, TemplateContext};
-use super::{AdapterError, BuildError, ErrorClass, UpstreamAdapter, UpstreamInstance};
+use super::{
+    AdapterError, BuildError, ErrorClass, InventorySnapshot, UpstreamAdapter, UpstreamInstance,
+};
 use crate::config::catalog;
 use crate::config::{SecretSource, SoapUpstreamConfig, resolve_secret};
 use crate::model::Domain;
@@ -49,6 +52,11 @@ pub struct SoapAdapter {
     xml_vars: BTreeMap<String, String>,
     credentials: Option<Credentials>,
     errors: SoapErrorSpec,
+    inventory: Option<inventory::InventoryOp>,
+    /// How often the mirror reads the inventory (`None`: on every cache miss).
+    inventory_sync: Option<std::time::Duration>,
+    /// Joins concurrent inventory reads into one call.
+    flight: super::flight::Flight,
     repair_orders: Option<repair_orders::RoOps>,
     dealership: DealershipContext,
 }
@@ -84,6 +92,10 @@ impl SoapAdapter {
             params: &NO_PARAMS,
         };
         let headers = template::compile_headers(&profile.headers, &ctx, &mut errors);
+        let inventory = profile
+            .inventory
+            .as_ref()
+            .and_then(|spec| inventory::compile(spec, &ctx, base, &mut errors));
         let repair_orders = profile
             .repair_orders
             .as_ref()
@@ -125,6 +137,9 @@ impl SoapAdapter {
             vars: config.vars.clone(),
             credentials,
             errors: profile.errors,
+            inventory,
+            inventory_sync: config.inventory_sync.every(),
+            flight: Default::default(),
             repair_orders,
             dealership,
         })
@@ -165,18 +180,27 @@ fn build_credentials(
 /// cannot honour.
 fn check_profile(profile: &SoapProfile, errors: &mut Vec<BuildError>) {
     for domain in &profile.domains {
-        if *domain != Domain::RepairOrders {
+        if !matches!(domain, Domain::Inventory | Domain::RepairOrders) {
             errors.push(BuildError::in_profile(format!(
-                "domains: the soap kind serves repair_orders, not {}",
+                "domains: the soap kind serves inventory and repair_orders, not {}",
                 domain.as_str()
             )));
         }
     }
-    if profile.domains.contains(&Domain::RepairOrders) && profile.repair_orders.is_none() {
-        errors.push(BuildError::at_key(
-            "profile",
-            "lists the repair_orders domain but has no [repair_orders] section",
-        ));
+    let sections = [
+        (Domain::Inventory, profile.inventory.is_some()),
+        (Domain::RepairOrders, profile.repair_orders.is_some()),
+    ];
+    for (domain, present) in sections {
+        if profile.domains.contains(&domain) && !present {
+            errors.push(BuildError::at_key(
+                "profile",
+                format!(
+                    "lists the {0} domain but has no [{0}] section",
+                    domain.as_str()
+                ),
+            ));
+        }
     }
     let tables = [
         ("faults", &profile.errors.faults),
@@ -200,6 +224,18 @@ impl UpstreamAdapter for SoapAdapter {
 
     fn policy(&self) -> &UpstreamPolicy {
         &self.policy
+    }
+
+    fn inventory_sync(&self) -> Option<std::time::Duration> {
+        self.inventory_sync.filter(|_| self.inventory.is_some())
+    }
+
+    async fn inventory(&self) -> Result<Arc<InventorySnapshot>, AdapterError> {
+        Box::pin(
+            self.flight
+                .run(async { self.read_inventory().await.map(Arc::new) }),
+        )
+        .await
     }
 
     // Boxed: a per-day read nests the policy, the cache and the HTTP exchange,

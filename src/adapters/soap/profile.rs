@@ -31,6 +31,8 @@ pub struct SoapProfile {
     /// Extra headers on every call; values are templates (`{vars.x}`, `{uuid}`).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// The whole inventory in one call (the `inventory` domain).
+    pub inventory: Option<SoapInventorySpec>,
     /// Repair orders (the `repair_orders` domain).
     pub repair_orders: Option<SoapRepairOrdersSpec>,
     #[serde(default)]
@@ -88,11 +90,41 @@ fn default_keep_seconds() -> u64 {
     30
 }
 
+/// The inventory read: one call answering every unit (STAR
+/// `GetVehicleInventory`-style), each record mapped by a vehicle mapping.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SoapInventorySpec {
+    /// A vehicle mapping (built-in name or file) for each record.
+    pub mapping: String,
+    pub path: String,
+    pub action: String,
+    pub body: String,
+    pub records: String,
+    pub status: Option<StatusSpec>,
+}
+
+impl SoapInventorySpec {
+    /// The call itself, as every other operation is described.
+    pub fn operation(&self) -> SoapOperationSpec {
+        SoapOperationSpec {
+            path: self.path.clone(),
+            action: self.action.clone(),
+            body: self.body.clone(),
+            records: self.records.clone(),
+            per_day: false,
+            status: self.status.clone(),
+        }
+    }
+}
+
 /// One SOAP call. `action` and `path` are templates like headers; `body` is
 /// the XML inside `soap:Body`, a template whose substituted values are all
-/// XML-escaped: `{vars.x}`, `{dealership_id}`, `{from}`, `{to}` (`YYYY-MM-DD`),
-/// `{vin}`, `{ro_number}`, and with `per_day` also `{date}` (`YYYY-MM-DD`) and
-/// `{date_compact}` (`YYYYMMDD`).
+/// XML-escaped: `{vars.x}`, `{dealership_id}`, `{uuid}`, `{now_local}` (the
+/// dealership's wall-clock time, `YYYY-MM-DDTHH:MM:SS`, as STAR's
+/// `CreationDateTime` is written), and for repair orders `{from}`, `{to}`
+/// (`YYYY-MM-DD`), `{vin}`, `{ro_number}`, with `per_day` also `{date}`
+/// (`YYYY-MM-DD`) and `{date_compact}` (`YYYYMMDD`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SoapOperationSpec {

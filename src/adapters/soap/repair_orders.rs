@@ -61,7 +61,7 @@ pub(super) fn compile(
             params: &names,
             ..*ctx
         };
-        compile_operation(name, spec, &ctx, errors)
+        compile_operation(name, &format!("repair_orders.{name}"), spec, &ctx, errors)
     };
     let ops = RoOps {
         all: compile("all", &spec.all),

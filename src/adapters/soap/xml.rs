@@ -69,8 +69,8 @@ pub enum XmlError {
     BadReference(u64),
     #[error("XML nesting exceeds {limit} levels at byte {0}", limit = MAX_DEPTH)]
     TooDeep(u64),
-    #[error("XML has more than {limit} elements (at byte {0})", limit = MAX_ELEMENTS)]
-    TooManyElements(u64),
+    #[error("XML has more than {1} elements (at byte {0})")]
+    TooManyElements(u64, usize),
     #[error("XML is malformed at byte {1}: {0}")]
     Malformed(&'static str, u64),
 }
@@ -80,9 +80,21 @@ pub enum XmlError {
 /// # Errors
 /// [`XmlError`] when the document is not well formed or breaks one of the limits above.
 pub fn to_json(bytes: &[u8]) -> Result<Value, XmlError> {
+    to_json_bounded(bytes, MAX_ELEMENTS)
+}
+
+/// [`to_json`] with another bound on the number of elements: an inventory
+/// feed of a large dealer group holds far more than any SOAP answer.
+///
+/// # Errors
+/// As [`to_json`].
+pub fn to_json_bounded(bytes: &[u8], max_elements: usize) -> Result<Value, XmlError> {
     let (text, base) = decode(bytes)?;
     let mut reader = Reader::from_str(&text);
-    let mut tree = Tree::default();
+    let mut tree = Tree {
+        max_elements,
+        ..Tree::default()
+    };
     loop {
         let pos = base + reader.buffer_position();
         let event = reader
@@ -210,6 +222,7 @@ struct Tree {
     stack: Vec<Frame>,
     root: Option<(String, Value)>,
     elements: usize,
+    max_elements: usize,
 }
 
 impl Tree {
@@ -221,8 +234,8 @@ impl Tree {
             return Err(XmlError::TooDeep(position));
         }
         self.elements += 1;
-        if self.elements > MAX_ELEMENTS {
-            return Err(XmlError::TooManyElements(position));
+        if self.elements > self.max_elements {
+            return Err(XmlError::TooManyElements(position, self.max_elements));
         }
         self.stack.push(Frame {
             name: start.local_name().as_ref().to_owned(),
@@ -434,7 +447,12 @@ mod tests {
         let v = to_json(flat(MAX_ELEMENTS).as_bytes()).unwrap();
         assert_eq!(v["r"]["i"].as_array().map(Vec::len), Some(MAX_ELEMENTS - 1));
         let error = to_json(flat(MAX_ELEMENTS + 1).as_bytes());
-        assert_eq!(error, Err(TooManyElements(3 + 4 * 99_999)));
+        assert_eq!(error, Err(TooManyElements(3 + 4 * 99_999, MAX_ELEMENTS)));
+        assert!(to_json_bounded(flat(10).as_bytes(), 10).is_ok());
+        assert_eq!(
+            to_json_bounded(flat(11).as_bytes(), 10),
+            Err(TooManyElements(3 + 4 * 9, 10))
+        );
     }
 
     #[test]

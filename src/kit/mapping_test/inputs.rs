@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::adapters::mapping::{FeedFormat, RoMapping, ValuePath, VehicleMapping, list_at};
+use crate::adapters::mapping::{
+    FeedFormat, FeedSource, RoMapping, ValuePath, VehicleMapping, list_at,
+};
 use crate::adapters::rest::profile::Profile;
 use crate::adapters::soap::profile::SoapProfile;
 use crate::config::catalog;
@@ -154,10 +156,15 @@ pub fn operation(
                 .ok_or_else(|| missing("repair_orders"))?;
             repair_order_read(&reads_of!(ro), &ro.mapping, read)
         }
-        (LoadedProfile::Soap(p), "vehicle") => Err(InputError::Usage(format!(
-            "SOAP profile {:?} reads repair orders, not vehicles",
-            p.name
-        ))),
+        (LoadedProfile::Soap(p), "vehicle") => {
+            let op = p.inventory.as_ref().ok_or_else(|| missing("inventory"))?;
+            Ok(Operation {
+                section: "inventory".into(),
+                records: op.records.clone(),
+                mapping: Some(op.mapping.clone()),
+                list_required: false,
+            })
+        }
         (LoadedProfile::Soap(p), _) => {
             let ro = p
                 .repair_orders
@@ -212,7 +219,7 @@ pub enum Answer {
 /// Reads `path` by its content (sniffed as the fixture sets sniff bodies,
 /// `kit::format`): XML, JSON, or else a delimited feed. A file whose
 /// extension claims one format and whose content is another is refused.
-pub fn read_answer(path: &Path, feed: Option<FeedFormat>) -> Result<Answer, InputError> {
+pub fn read_answer(path: &Path, feed: Option<&FeedSource>) -> Result<Answer, InputError> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| unreadable(&name, e))?;
     let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
@@ -245,7 +252,12 @@ pub fn read_answer(path: &Path, feed: Option<FeedFormat>) -> Result<Answer, Inpu
             ),
         ));
     }
+    let xml_feed = feed.is_some_and(|f| f.format == FeedFormat::Xml);
     match looks {
+        // An XML feed's records are where its mapping says, as the feed reads them.
+        Format::Xml if xml_feed => crate::adapters::feed::parse_rows(&bytes, feed)
+            .map(Answer::Rows)
+            .map_err(|e| unreadable(&name, format!("not a readable feed: {e}"))),
         Format::Xml => crate::adapters::soap::xml::to_json(&bytes)
             .map(Answer::Tree)
             .map_err(|e| unreadable(&name, format!("not readable XML: {e}"))),

@@ -69,7 +69,7 @@ pub fn run(options: &Options) -> Result<Report, InputError> {
         None => None,
     };
     let feed = match &mapping {
-        Mapping::Vehicle(m) => m.feed_format,
+        Mapping::Vehicle(m) => m.feed.as_ref(),
         Mapping::RepairOrder(_) => None,
     };
     let (records_from, records_path) = match (&options.records, &operation) {
@@ -157,11 +157,16 @@ fn profile_mapping(
     named: &inputs::Named,
     options: &Options,
 ) -> Result<inputs::Named, InputError> {
-    // The entity is not known before the mapping is read: a REST profile with
+    // The entity is not known before the mapping is read: a profile with
     // inventory reads vehicles unless a repair-order read was asked for.
-    let entity = match loaded {
-        LoadedProfile::Rest(p) if p.inventory.is_some() && options.read.is_none() => "vehicle",
-        _ => "repair_order",
+    let has_inventory = match loaded {
+        LoadedProfile::Rest(p) => p.inventory.is_some(),
+        LoadedProfile::Soap(p) => p.inventory.is_some(),
+    };
+    let entity = if has_inventory && options.read.is_none() {
+        "vehicle"
+    } else {
+        "repair_order"
     };
     let op = inputs::operation(loaded, entity, options.read.as_deref())?;
     let reference = op.mapping.unwrap_or_default();
