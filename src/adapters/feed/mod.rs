@@ -173,7 +173,7 @@ impl FeedAdapter {
         };
         let (new_etag, new_last_modified) = (header(ETAG), header(LAST_MODIFIED));
         let verified_at = verified_at(new_last_modified.as_deref(), fetched_at);
-        let rows = parse_rows(&reply.body, self.inner.mapping.feed_format)?;
+        let rows = parse_rows(&reply.body, self.inner.mapping.feed.as_ref())?;
         self.check_plausible(&rows).await?;
         let snapshot = self
             .apply_rows(&rows, verified_at, fetched_at, new_etag, new_last_modified)

@@ -22,7 +22,8 @@ pub struct MappingFile {
     /// What the records are; only `vehicle` so far, kept so the format can grow.
     #[allow(dead_code)]
     pub entity: Entity,
-    /// For feeds: how the file is delimited (sniffed from the header line when absent).
+    /// For feeds: the file's format (CSV or TSV sniffed from the header line
+    /// when absent; XML must be named, with where its records are).
     pub source: Option<SourceSpec>,
     /// Paths whose first non-blank value identifies a unit (a VIN, else a stock number).
     pub identity: Vec<String>,
@@ -39,6 +40,9 @@ pub struct MappingFile {
 #[serde(deny_unknown_fields)]
 pub struct SourceSpec {
     pub format: FeedFormat,
+    /// XML only: the path of the records from the root element
+    /// (`/listings/listing`); one element is one unit.
+    pub records: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -46,6 +50,17 @@ pub struct SourceSpec {
 pub enum FeedFormat {
     Csv,
     Tsv,
+    /// A syndication XML document (element names without prefixes, as SOAP
+    /// answers are read), records at [`FeedSource::records`].
+    Xml,
+}
+
+/// How a feed's body becomes records.
+#[derive(Debug, Clone)]
+pub struct FeedSource {
+    pub format: FeedFormat,
+    /// Where an XML feed's records are; `None` for delimited feeds.
+    pub records: Option<ValuePath>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -219,7 +234,8 @@ impl Test {
 #[derive(Debug, Clone)]
 pub struct VehicleMapping {
     pub name: String,
-    pub feed_format: Option<FeedFormat>,
+    /// For feeds: the declared format (`None`: CSV or TSV, sniffed).
+    pub feed: Option<FeedSource>,
     pub identity: Vec<ValuePath>,
     pub sold_when: Vec<Test>,
     pub fields: Vec<Field>,
@@ -295,6 +311,30 @@ fn compile(file: MappingFile) -> Result<VehicleMapping, Vec<String>> {
     if identity.is_empty() && errors.is_empty() {
         errors.push("identity: give at least one path".into());
     }
+    let feed = file.source.as_ref().and_then(|s| {
+        let records = match (s.format, &s.records) {
+            (FeedFormat::Xml, Some(r)) => match ValuePath::parse(r) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    errors.push(format!("source.records: {e}"));
+                    return None;
+                }
+            },
+            (FeedFormat::Xml, None) => {
+                errors.push("source.records: an xml feed needs the path of its records".into());
+                return None;
+            }
+            (_, Some(_)) => {
+                errors.push("source.records: only an xml feed has a records path".into());
+                return None;
+            }
+            (_, None) => None,
+        };
+        Some(FeedSource {
+            format: s.format,
+            records,
+        })
+    });
     for required in ["condition"] {
         if !fields.iter().any(|f| f.name == required) {
             errors.push(format!("fields.{required}: required"));
@@ -308,7 +348,7 @@ fn compile(file: MappingFile) -> Result<VehicleMapping, Vec<String>> {
             .collect();
         Ok(VehicleMapping {
             name: file.name,
-            feed_format: file.source.map(|s| s.format),
+            feed,
             identity,
             sold_when,
             fields,
