@@ -160,10 +160,11 @@ fn lookup<'t>(table: &'t BTreeMap<String, String>, raw: &str) -> Option<&'t Stri
 fn text(mapping: &VehicleMapping, name: &str, record: &Value) -> Option<String> {
     let f = field(mapping, name)?;
     let raw = raw_text(f, record).or_else(|| f.default.as_deref().map(Cow::Borrowed))?;
-    match f.table.as_ref().and_then(|t| lookup(t, &raw)) {
-        Some(translated) => Some(translated.clone()),
-        None => Some(raw.into_owned()),
-    }
+    let value = match f.table.as_ref().and_then(|t| lookup(t, &raw)) {
+        Some(translated) => translated.clone(),
+        None => raw.into_owned(),
+    };
+    Some(super::vocabulary::canonical(name, value))
 }
 
 fn integer(mapping: &VehicleMapping, name: &str, record: &Value) -> Option<i64> {

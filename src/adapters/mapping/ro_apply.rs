@@ -65,7 +65,7 @@ pub fn map_repair_order(
         vehicle: RoVehicle {
             vin: text("vin").map(|v| v.to_uppercase()),
             year: text("year").and_then(|y| y.parse().ok()),
-            make: text("make"),
+            make: text("make").map(|m| super::vocabulary::canonical("make", m)),
             model: text("model"),
             mileage_in: mileage("mileage_in"),
             mileage_out: mileage("mileage_out"),

@@ -225,14 +225,32 @@ pub fn facets(hits: &[&Vehicle]) -> FacetsResult {
     }
 }
 
+/// Counts values as filters match them: text ignoring case, so `SILVERADO
+/// 1500` from one upstream and `Silverado 1500` from another are one bucket
+/// (makes, bodies and the like are already one spelling, by the mapping
+/// vocabulary). A bucket shows its most frequent spelling, one with lower
+/// case letters on a tie.
 fn count(hits: &[&Vehicle], get: fn(&Vehicle) -> Option<FacetValue>) -> Vec<FacetCount> {
-    let mut counts: BTreeMap<FacetValue, u64> = BTreeMap::new();
+    let mut buckets: BTreeMap<FacetValue, BTreeMap<FacetValue, u64>> = BTreeMap::new();
     for value in hits.iter().filter_map(|v| get(v)) {
-        *counts.entry(value).or_insert(0) += 1;
+        let key = match &value {
+            FacetValue::Text(t) => FacetValue::Text(t.trim().to_lowercase()),
+            number => number.clone(),
+        };
+        *buckets.entry(key).or_default().entry(value).or_insert(0) += 1;
     }
-    let mut out: Vec<FacetCount> = counts
-        .into_iter()
-        .map(|(value, count)| FacetCount { value, count })
+    let shouting =
+        |v: &FacetValue| matches!(v, FacetValue::Text(t) if !t.chars().any(char::is_lowercase));
+    let mut out: Vec<FacetCount> = buckets
+        .into_values()
+        .filter_map(|spellings| {
+            let count = spellings.values().sum();
+            let value = spellings
+                .into_iter()
+                .max_by_key(|(v, n)| (*n, !shouting(v), std::cmp::Reverse(v.clone())))?
+                .0;
+            Some(FacetCount { value, count })
+        })
         .collect();
     // Most frequent first; ties in value order (BTreeMap order is kept by the stable sort).
     out.sort_by_key(|f| std::cmp::Reverse(f.count));
