@@ -67,7 +67,8 @@ impl Template {
                 Some(("secrets", s)) if ctx.secrets.contains_key(s) => Piece::Secret(s.to_owned()),
                 None if name == "uuid" => Piece::Uuid,
                 None if name == "dealership_id" => Piece::DealershipId,
-                None if ctx.params.contains_key(name) => Piece::Param(name.to_owned()),
+                // Dotted parameters too (`{lookup.vehicle_id}`): names the operation defines.
+                _ if ctx.params.contains_key(name) => Piece::Param(name.to_owned()),
                 _ => {
                     return Err(format!(
                         "{{{name}}} is not defined (give it under vars or secrets)"
@@ -80,6 +81,11 @@ impl Template {
             pieces.push(Piece::Text(rest.to_owned()));
         }
         Ok(Self { pieces })
+    }
+
+    /// Whether the template is plain text, the same on every render.
+    pub fn is_constant(&self) -> bool {
+        self.pieces.iter().all(|p| matches!(p, Piece::Text(_)))
     }
 
     /// Renders the template. The result may contain a secret: never log it.

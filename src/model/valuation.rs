@@ -27,4 +27,6 @@ pub struct Valuation {
     pub rough: Money,
     pub average: Money,
     pub clean: Money,
+    /// Until when the provider's values hold (its own date, or its refresh cycle).
+    pub valid_until: chrono::DateTime<chrono::Utc>,
 }

@@ -12,9 +12,6 @@ use crate::tools::leads::WearCondition;
 use crate::tools::to_result;
 use crate::tools::{Check, Handled, ToolArgs, ToolContext};
 
-/// How long a quoted range stands: providers refresh values weekly.
-const VALID_DAYS: i64 = 7;
-
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TradeValueArgs {
@@ -98,6 +95,8 @@ pub async fn request_trade_value(ctx: ToolContext<'_>, args: TradeValueArgs) -> 
         mileage_mi: args.mileage.in_miles(),
         zip: &zip,
     };
+    // Before the provider's answer, which dates its validity from its own now.
+    let now = Utc::now();
     let valuation = ctx
         .adapter(Domain::Deals)?
         .trade_value(&request)
@@ -108,7 +107,6 @@ pub async fn request_trade_value(ctx: ToolContext<'_>, args: TradeValueArgs) -> 
         WearCondition::Fair => valuation.average.clone(),
         WearCondition::Poor => valuation.rough.clone(),
     });
-    let now = Utc::now();
     let stamp = |t: chrono::DateTime<Utc>| {
         t.with_timezone(&dealership.timezone)
             .to_rfc3339_opts(SecondsFormat::Secs, false)
@@ -132,7 +130,7 @@ pub async fn request_trade_value(ctx: ToolContext<'_>, args: TradeValueArgs) -> 
         value,
         mileage: args.mileage,
         valued_at: stamp(now),
-        valid_until: stamp(now + chrono::Duration::days(VALID_DAYS)),
+        valid_until: stamp(valuation.valid_until),
     })
 }
 

@@ -35,8 +35,45 @@ pub struct Profile {
     pub book_appointment: Option<WriteSpec>,
     /// Cancels a service appointment by id.
     pub cancel_appointment: Option<WriteSpec>,
+    /// Submits a lead through the CRM's API (the `leads` domain).
+    pub submit_lead: Option<WriteSpec>,
+    /// Reads what became of a submitted lead.
+    pub lead_status: Option<LeadStatusSpec>,
     #[serde(default)]
     pub errors: ErrorSpec,
+}
+
+/// Reads one lead the CRM accepted (`{crm_lead_id}`, the id its submission
+/// answered) and says what became of it: the first rule that matches gives
+/// the status, else `default`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeadStatusSpec {
+    #[serde(default = "default_method")]
+    pub method: String,
+    pub path: String,
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    /// Where the lead is in the answer.
+    pub record: String,
+    pub rules: Vec<StatusRule>,
+    #[serde(default = "default_crm_status")]
+    pub default: crate::model::crm::CrmStatus,
+}
+
+fn default_crm_status() -> crate::model::crm::CrmStatus {
+    crate::model::crm::CrmStatus::New
+}
+
+/// `status` when the value at `when` is one of `in` (any case), or, without
+/// `in`, when it has any non-blank value (a date that is set).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusRule {
+    pub when: String,
+    #[serde(rename = "in")]
+    pub one_of: Option<Vec<String>>,
+    pub status: crate::model::crm::CrmStatus,
 }
 
 /// How to read repair orders. Give `all` when one read returns every status,
@@ -125,7 +162,9 @@ fn default_poll_ms() -> u64 {
 }
 
 /// A valuation request: path and query may use `{vin}`, `{mileage_mi}`,
-/// `{mileage_km}`, `{zip}` and `{state}` (the dealership's region).
+/// `{mileage_km}`, `{zip}` (the customer's, else the dealership's postal
+/// code), `{state}` (the dealership's region) and the `lookup`'s values as
+/// `{lookup.NAME}`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TradeValueSpec {
@@ -142,6 +181,35 @@ pub struct TradeValueSpec {
     #[serde(default)]
     pub amounts: crate::model::AmountUnit,
     pub fields: TradeValueFields,
+    /// Where the answer says until when its values hold (a date, or an
+    /// RFC 3339 time); a date holds to the end of that day, dealership time.
+    pub valid_until: Option<String>,
+    /// Else how long the provider's values hold from now (its refresh
+    /// cycle); by default a week.
+    #[serde(default = "default_valid_for", with = "humantime_serde")]
+    pub valid_for: std::time::Duration,
+    /// A first call for providers that value their own vehicle id, not a VIN
+    /// (J.D. Power's `ucgvehicleid`, KBB's `vehicleId`).
+    pub lookup: Option<LookupSpec>,
+}
+
+fn default_valid_for() -> std::time::Duration {
+    std::time::Duration::from_secs(7 * 24 * 60 * 60)
+}
+
+/// A read before the valuation whose values the valuation's templates use
+/// as `{lookup.NAME}`. A name whose path finds nothing means the provider
+/// has no vehicle for the VIN (`deals.trade_value_unavailable`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LookupSpec {
+    #[serde(default = "default_method")]
+    pub method: String,
+    pub path: String,
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    /// Name → path of a scalar in the lookup's answer.
+    pub extract: BTreeMap<String, String>,
 }
 
 /// A read returning records whose fields the bridge reads by path. Path and
