@@ -86,10 +86,12 @@ impl Runtime {
             audit = Some(writer);
             audit_task = Some(task);
         }
+        let sinks = lead_sinks(&self.parts.dealerships);
+        let status_watch = self.leads.status_watch.every();
         let outbox = Outbox::new(
             store.clone(),
             self.leads.delivery.clone(),
-            lead_sinks(&self.parts.dealerships),
+            sinks.clone(),
             self.parts.metrics.clone(),
         );
         let outbox_task = outbox.spawn(cancel.child_token());
@@ -108,6 +110,16 @@ impl Runtime {
                 store.clone(),
                 self.parts.metrics.clone(),
                 watch_sources(&self.parts.dealerships),
+                every,
+                &leases,
+                cancel.child_token(),
+            )
+            .await;
+        }
+        if let Some(every) = status_watch {
+            crate::leads::crm_status::spawn_watch(
+                store.clone(),
+                &sinks,
                 every,
                 &leases,
                 cancel.child_token(),

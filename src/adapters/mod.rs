@@ -40,6 +40,7 @@ pub use snapshot::{InventorySnapshot, Lookup, SoldUnit, UnitRef};
 
 use crate::config::UpstreamConfig;
 use crate::model::Domain;
+use crate::model::crm::CrmStatus;
 
 use self::resilience::UpstreamPolicy;
 
@@ -152,6 +153,20 @@ pub trait UpstreamAdapter {
     ) -> impl Future<Output = Result<DeliveryReceipt, AdapterError>> + Send {
         async { Err(AdapterError::Unsupported) }
     }
+
+    /// Whether [`Self::lead_status`] can say what became of a delivered lead.
+    fn reads_lead_status(&self) -> bool {
+        false
+    }
+
+    /// What the CRM says became of its lead `crm_lead_id` (the delivery's
+    /// receipt); `None` when the CRM does not know it.
+    fn lead_status(
+        &self,
+        _crm_lead_id: &str,
+    ) -> impl Future<Output = Result<Option<CrmStatus>, AdapterError>> + Send {
+        async { Err(AdapterError::Unsupported) }
+    }
 }
 
 /// Lists the kinds once and writes the enum and its trait impl from that list:
@@ -247,6 +262,17 @@ macro_rules! adapter_kinds {
                 lead: &LeadDelivery<'_>,
             ) -> Result<DeliveryReceipt, AdapterError> {
                 match self { $(Self::$kind(a) => a.deliver_lead(lead).await,)+ }
+            }
+
+            fn reads_lead_status(&self) -> bool {
+                match self { $(Self::$kind(a) => a.reads_lead_status(),)+ }
+            }
+
+            async fn lead_status(
+                &self,
+                crm_lead_id: &str,
+            ) -> Result<Option<CrmStatus>, AdapterError> {
+                match self { $(Self::$kind(a) => a.lead_status(crm_lead_id).await,)+ }
             }
         }
     };

@@ -20,6 +20,11 @@ pub struct LeadsConfig {
     /// `source` of the ADF prospect `<id>`: how the CRM tells our leads apart from other providers'.
     pub id_source: String,
     pub delivery: DeliveryConfig,
+    /// How often the CRMs that answer back (REST profiles with `[lead_status]`)
+    /// are asked what became of the leads they took in the last 90 days, until
+    /// each is sold or lost; a change is a `lead.status_changed` event.
+    /// `"off"` never asks.
+    pub status_watch: super::SyncInterval,
 }
 
 impl Default for LeadsConfig {
@@ -28,6 +33,7 @@ impl Default for LeadsConfig {
             duplicate_window: Duration::from_secs(24 * 3600),
             id_source: "dms-bridge".into(),
             delivery: DeliveryConfig::default(),
+            status_watch: super::SyncInterval::Every(Duration::from_secs(5 * 60)),
         }
     }
 }
@@ -146,6 +152,17 @@ fn default_subject() -> String {
 /// Checks of `[leads]` and of the ADF upstreams that need the whole config.
 pub(super) fn validate(config: &super::Config, errors: &mut Vec<super::ConfigError>) {
     use super::ConfigError;
+    if config
+        .leads
+        .status_watch
+        .every()
+        .is_some_and(|every| every < Duration::from_secs(1))
+    {
+        errors.push(ConfigError::new(
+            "leads.status_watch",
+            "must be at least 1s (or \"off\")",
+        ));
+    }
     let d = &config.leads.delivery;
     if d.max_attempts == 0 {
         errors.push(ConfigError::new(

@@ -4,6 +4,8 @@
 
 pub mod adf_map;
 pub mod appointment;
+pub mod crm_fields;
+pub mod crm_status;
 pub mod lead;
 pub mod outbox;
 pub mod submit;

@@ -12,9 +12,13 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::crm_fields;
+use super::lead::Lead;
+use crate::adapters::rest::leads::CHANNEL as CRM_API;
 use crate::adapters::{Adapter, AdapterError, DeliveryReceipt, LeadDelivery, UpstreamAdapter};
 use crate::adf;
 use crate::config::DeliveryConfig;
+use crate::store::leads as leads_store;
 use crate::store::{Signal, Store, StoreDialect, StoreError, deliveries};
 use crate::telemetry::metrics::Metrics;
 use crate::telemetry::trace::{CURRENT, TraceContext};
@@ -155,9 +159,11 @@ impl Outbox {
         match self.sinks.get(&c.upstream) {
             Some(sink) => match document_for_attempt(&c.document, c.attempts) {
                 Some(document) => {
+                    let fields = self.fields_for(sink, &c.lead_id).await?;
                     let delivery = LeadDelivery {
                         lead_id: &c.lead_id,
                         document: &document,
+                        fields: &fields,
                     };
                     sink.deliver_lead(&delivery).await
                 }
@@ -170,6 +176,28 @@ impl Outbox {
                 "no such upstream in the config".into(),
             )),
         }
+    }
+
+    /// The lead as named values, for a sink that submits through a CRM's API
+    /// (an ADF sink sends the stored document and needs none).
+    async fn fields_for(
+        &self,
+        sink: &Adapter,
+        lead_id: &str,
+    ) -> Result<BTreeMap<String, String>, AdapterError> {
+        if sink.lead_channel() != Some(CRM_API) {
+            return Ok(BTreeMap::new());
+        }
+        let stored = leads_store::request_of(&self.store, lead_id)
+            .await
+            .map_err(|e| AdapterError::Unavailable(format!("store: {e}")))?;
+        let lead = stored
+            .as_deref()
+            .map(Lead::from_stored)
+            .transpose()
+            .map_err(|_| AdapterError::InvalidResponse("stored lead unreadable".into()))?
+            .ok_or_else(|| AdapterError::InvalidResponse("stored lead missing".into()))?;
+        Ok(crm_fields::fields(lead_id, &lead))
     }
 
     async fn delivered(&self, c: &Claimed, receipt: Option<String>) -> Result<(), StoreError> {

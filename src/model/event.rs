@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Domain;
+use super::crm::CrmStatus;
 use super::repair_order::RoStatus;
 
 /// What happened.
@@ -30,6 +31,9 @@ pub enum EventType {
     /// A lead's delivery to the CRM moved on (delivered, failed, retried).
     #[serde(rename = "lead.delivery_updated")]
     LeadDeliveryUpdated,
+    /// The CRM says the lead moved on (contacted, appointment set, sold, lost).
+    #[serde(rename = "lead.status_changed")]
+    LeadStatusChanged,
     /// A service appointment was booked through the bridge.
     #[serde(rename = "appointment.booked")]
     AppointmentBooked,
@@ -61,12 +65,13 @@ pub enum Change {
 }
 
 impl EventType {
-    pub const ALL: [EventType; 8] = [
+    pub const ALL: [EventType; 9] = [
         Self::VehicleCreated,
         Self::VehicleUpdated,
         Self::VehicleDeleted,
         Self::LeadCreated,
         Self::LeadDeliveryUpdated,
+        Self::LeadStatusChanged,
         Self::AppointmentBooked,
         Self::AppointmentCancelled,
         Self::RepairOrderUpdated,
@@ -79,6 +84,7 @@ impl EventType {
             Self::VehicleDeleted => "vehicle.deleted",
             Self::LeadCreated => "lead.created",
             Self::LeadDeliveryUpdated => "lead.delivery_updated",
+            Self::LeadStatusChanged => "lead.status_changed",
             Self::AppointmentBooked => "appointment.booked",
             Self::AppointmentCancelled => "appointment.cancelled",
             Self::RepairOrderUpdated => "repair_order.updated",
@@ -94,7 +100,9 @@ impl EventType {
             Self::VehicleCreated | Self::VehicleUpdated | Self::VehicleDeleted => {
                 ResourceKind::Vehicle
             }
-            Self::LeadCreated | Self::LeadDeliveryUpdated => ResourceKind::Lead,
+            Self::LeadCreated | Self::LeadDeliveryUpdated | Self::LeadStatusChanged => {
+                ResourceKind::Lead
+            }
             Self::AppointmentBooked | Self::AppointmentCancelled => ResourceKind::Appointment,
             Self::RepairOrderUpdated => ResourceKind::RepairOrder,
         }
@@ -104,9 +112,10 @@ impl EventType {
         match self {
             Self::VehicleCreated | Self::LeadCreated | Self::AppointmentBooked => Change::Created,
             Self::VehicleDeleted | Self::AppointmentCancelled => Change::Deleted,
-            Self::VehicleUpdated | Self::LeadDeliveryUpdated | Self::RepairOrderUpdated => {
-                Change::Updated
-            }
+            Self::VehicleUpdated
+            | Self::LeadDeliveryUpdated
+            | Self::LeadStatusChanged
+            | Self::RepairOrderUpdated => Change::Updated,
         }
     }
 }
@@ -234,6 +243,26 @@ impl NewEvent {
             occurred_at: at,
             owner,
             data: serde_json::json!({ "delivery_state": state, "attempts": attempts }),
+        }
+    }
+
+    /// The CRM says lead `lead_id` is now `status` (it was `previous`).
+    pub fn lead_status(
+        lead_id: &str,
+        owner: Option<String>,
+        status: CrmStatus,
+        previous: CrmStatus,
+        at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            event_type: EventType::LeadStatusChanged,
+            resource_id: lead_id.to_owned(),
+            occurred_at: at,
+            owner,
+            data: serde_json::json!({
+                "status": status.as_str(),
+                "previous_status": previous.as_str(),
+            }),
         }
     }
 

@@ -1,5 +1,6 @@
 //! The canonical data model shared by tools and adapters.
 
+pub mod crm;
 pub mod dealership;
 pub mod event;
 pub mod mileage;

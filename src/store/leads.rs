@@ -192,6 +192,9 @@ pub struct StoredLead {
     /// Leads of other principals merged into this one.
     pub merged: i64,
     pub delivery: StoredDelivery,
+    /// What the CRM last said became of the lead, and since when (CRMs read
+    /// through their API only).
+    pub crm_status: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -216,8 +219,10 @@ const SELECT_LEAD: &str =
         (SELECT s.consent FROM lead_submissions s WHERE s.lead_id = l.lead_id
             ORDER BY s.received_at LIMIT 1) AS consent,
         (SELECT COUNT(*) FROM lead_submissions s WHERE s.lead_id = l.lead_id) AS submissions,
-        (SELECT COUNT(*) FROM leads m WHERE m.merged_into = l.lead_id) AS merged
-    FROM leads l JOIN lead_deliveries d ON d.lead_id = COALESCE(l.merged_into, l.lead_id)";
+        (SELECT COUNT(*) FROM leads m WHERE m.merged_into = l.lead_id) AS merged,
+        c.status AS crm_status, c.changed_at AS crm_changed_at
+    FROM leads l JOIN lead_deliveries d ON d.lead_id = COALESCE(l.merged_into, l.lead_id)
+    LEFT JOIN lead_crm_statuses c ON c.lead_id = d.lead_id";
 
 /// Ownership: a lead belongs to every principal that submitted it (the first
 /// submission, and any duplicate merged into it). A `NULL` principal is staff.
@@ -321,6 +326,9 @@ fn stored_lead(r: &AnyRow) -> Result<StoredLead, StoreError> {
             delivered_at: r.try_get("delivered_at")?,
             receipt: r.try_get("receipt")?,
         },
+        crm_status: r
+            .try_get::<Option<String>, _>("crm_status")?
+            .zip(r.try_get::<Option<String>, _>("crm_changed_at")?),
     })
 }
 
@@ -379,4 +387,14 @@ pub async fn requeue_failed(
         store.announce(super::Signal::OutboxDue).await;
     }
     Ok(requeued.len() as u64)
+}
+
+/// The stored lead record (`leads.request`) of `lead_id`, for a CRM API's body.
+pub async fn request_of(store: &super::Store, lead_id: &str) -> Result<Option<String>, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT request FROM leads WHERE lead_id = $1")
+            .bind(lead_id)
+            .fetch_optional(store.pool())
+            .await?,
+    )
 }

@@ -15,7 +15,7 @@ use sqlx::migrate::{Migration, MigrationType, Migrator};
 use super::StoreDialect;
 
 /// Every migration, oldest first, as `NNNN_description` (the file name).
-const NAMES: [&str; 17] = [
+const NAMES: [&str; 18] = [
     "0001_audit",
     "0002_leads",
     "0003_service_bookings",
@@ -33,6 +33,7 @@ const NAMES: [&str; 17] = [
     "0015_keys",
     "0016_booking_intents",
     "0017_resource_subscriptions",
+    "0018_lead_crm_statuses",
 ];
 
 macro_rules! files {
@@ -140,12 +141,18 @@ macro_rules! files {
                 $dir,
                 "/0017_resource_subscriptions.sql"
             )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/migrations/",
+                $dir,
+                "/0018_lead_crm_statuses.sql"
+            )),
         ]
     };
 }
 
-const SQLITE: [&str; 17] = files!("sqlite");
-const POSTGRES: [&str; 17] = files!("postgres");
+const SQLITE: [&str; 18] = files!("sqlite");
+const POSTGRES: [&str; 18] = files!("postgres");
 
 /// The migrator for `dialect`'s schema.
 pub fn migrator(dialect: StoreDialect) -> Migrator {

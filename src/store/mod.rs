@@ -8,6 +8,7 @@
 
 mod audit;
 pub mod bookings;
+pub mod crm_statuses;
 pub mod deliveries;
 pub mod events;
 pub mod idempotency;

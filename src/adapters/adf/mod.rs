@@ -18,6 +18,10 @@ pub struct LeadDelivery<'a> {
     pub lead_id: &'a str,
     /// The ADF XML document, exactly as it is to be sent.
     pub document: &'a str,
+    /// The same lead as named values, for a CRM API's JSON body
+    /// (`LEAD_PARAMS` of the REST kind: `first_name`, `email`,
+    /// `vehicle_make`, …); a value the lead does not have is empty.
+    pub fields: &'a std::collections::BTreeMap<String, String>,
 }
 
 /// What the CRM intake answered.

@@ -3,7 +3,8 @@
 //! parameter (`"{service_codes}"`) becomes a JSON array of strings, and a table
 //! `{ each = "LIST", item = … }` becomes one `item` per element, with `{item}`
 //! standing for the element. A string that renders empty is left out of its
-//! object or array, so optional values need no special syntax.
+//! object or array, so optional values need no special syntax; an object all
+//! of whose placeholders render empty is left out too.
 //!
 //! Rendered bodies carry customer data: never log them.
 
@@ -156,12 +157,26 @@ impl BodyTemplate {
                     .collect();
                 Some(Value::Array(rendered))
             }
-            Self::Object(fields) => Some(Value::Object(
-                fields
+            Self::Object(fields) => {
+                // An object whose placeholders all rendered empty says nothing
+                // (a trade-in the customer does not have): left out, literals and all.
+                let (mut placeholders, mut filled) = (false, false);
+                let object: Map<String, Value> = fields
                     .iter()
-                    .filter_map(|(k, t)| t.render(ctx, lists).map(|v| (k.clone(), v)))
-                    .collect(),
-            )),
+                    .filter_map(|(k, t)| {
+                        let literal = match t {
+                            Self::Literal(_) => true,
+                            Self::Text(text) => text.is_constant(),
+                            _ => false,
+                        };
+                        placeholders |= !literal;
+                        let value = t.render(ctx, lists)?;
+                        filled |= !literal;
+                        Some((k.clone(), value))
+                    })
+                    .collect();
+                (filled || !placeholders).then_some(Value::Object(object))
+            }
             Self::Array(items) => Some(Value::Array(
                 items.iter().filter_map(|t| t.render(ctx, lists)).collect(),
             )),
@@ -215,17 +230,27 @@ mod tests {
         let t = compile(json!({
             "at": "{start}", "dealer": "{vars.dealer}", "email": "{email}", "joined": "{codes}!",
             "codes": "{codes}", "services": { "each": "codes", "item": { "opcode": "{item}" } },
-            "flags": [true, 3], "nested": { "email": "{email}" }
+            "flags": [true, 3], "nested": { "email": "{email}" },
+            "vehicles": [{ "type": "wanted", "vin": "{email}" }, { "type": "exchange" }]
         }))
         .unwrap();
+        // The nested object and the wanted vehicle had only placeholders that
+        // rendered empty: left out; literal-only objects stay.
         assert_eq!(
             render(&t, ""),
             json!({
                 "at": "2026-12-01T09:30-0600", "dealer": "D1", "joined": "A,B!", "codes": ["A", "B"],
-                "services": [{ "opcode": "A" }, { "opcode": "B" }], "flags": [true, 3], "nested": {}
+                "services": [{ "opcode": "A" }, { "opcode": "B" }], "flags": [true, 3],
+                "vehicles": [{ "type": "exchange" }]
             })
         );
-        assert_eq!(render(&t, "a@b.example")["email"], "a@b.example");
+        let full = render(&t, "a@b.example");
+        assert_eq!(full["email"], "a@b.example");
+        assert_eq!(full["nested"], json!({ "email": "a@b.example" }));
+        assert_eq!(
+            full["vehicles"][0],
+            json!({ "type": "wanted", "vin": "a@b.example" })
+        );
     }
 
     #[test]

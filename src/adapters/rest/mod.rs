@@ -5,6 +5,7 @@ mod auth;
 mod body;
 mod fetch;
 mod inventory;
+pub mod leads;
 pub mod profile;
 pub mod records;
 mod repair_orders;
@@ -27,13 +28,14 @@ use super::flight::Flight;
 use super::mapping::{ValuePath, VehicleMapping};
 use super::resilience::UpstreamPolicy;
 use super::{
-    AdapterError, BuildError, DealershipContext, InventorySnapshot, UpstreamAdapter,
-    UpstreamInstance,
+    AdapterError, BuildError, DealershipContext, DeliveryReceipt, InventorySnapshot, LeadDelivery,
+    UpstreamAdapter, UpstreamInstance,
 };
 use crate::adapters::template::{self, Template, TemplateContext};
 use crate::config::catalog;
 use crate::config::{RestUpstreamConfig, resolve_secret};
 use crate::model::Domain;
+use crate::model::crm::CrmStatus;
 use crate::model::repair_order::{RepairOrder, RoQuery, RoRef};
 use crate::model::service::{
     Booking, BookingRequest, CancelRequest, ServiceItem, Slot, SlotRequest,
@@ -59,6 +61,8 @@ pub struct RestAdapter {
     repair_orders: Option<repair_orders::RepairOrdersOp>,
     book_appointment: Option<write::WriteOp>,
     cancel_appointment: Option<write::WriteOp>,
+    submit_lead: Option<write::WriteOp>,
+    lead_status: Option<leads::StatusOp>,
     dealership: DealershipContext,
     /// Concurrent inventory reads share one upstream request.
     flight: Flight,
@@ -194,6 +198,14 @@ impl RestAdapter {
             .cancel_appointment
             .as_ref()
             .and_then(|spec| write::compile(&write::CANCEL, spec, &ctx, &mut errors));
+        let submit_lead = profile
+            .submit_lead
+            .as_ref()
+            .and_then(|spec| write::compile(&leads::SUBMIT, spec, &ctx, &mut errors));
+        let lead_status = profile
+            .lead_status
+            .as_ref()
+            .and_then(|spec| leads::compile_status(spec, &ctx, &mut errors));
         let auth = build_auth(&profile.auth, config, client_id, client_secret, &mut errors);
         let compiled_errors = compile_errors(&profile.errors, &mut errors);
         if profile.domains.contains(&Domain::Inventory) && profile.inventory.is_none() {
@@ -212,6 +224,12 @@ impl RestAdapter {
             errors.push(BuildError::at_key(
                 "profile",
                 "lists the repair_orders domain but has no [repair_orders] section",
+            ));
+        }
+        if profile.domains.contains(&Domain::Leads) && profile.submit_lead.is_none() {
+            errors.push(BuildError::at_key(
+                "profile",
+                "lists the leads domain but has no [submit_lead] operation",
             ));
         }
         if profile.domains.contains(&Domain::Deals) && profile.trade_value.is_none() {
@@ -246,6 +264,8 @@ impl RestAdapter {
             repair_orders,
             book_appointment,
             cancel_appointment,
+            submit_lead,
+            lead_status,
             dealership,
             flight: Flight::default(),
             last_read: inventory::LastRead::default(),
@@ -558,5 +578,23 @@ impl UpstreamAdapter for RestAdapter {
             .as_ref()
             .ok_or(AdapterError::Unsupported)?;
         self.cancel(op, request).await
+    }
+
+    fn lead_channel(&self) -> Option<&'static str> {
+        self.submit_lead.as_ref().map(|_| leads::CHANNEL)
+    }
+
+    async fn deliver_lead(&self, lead: &LeadDelivery<'_>) -> Result<DeliveryReceipt, AdapterError> {
+        let op = self.submit_lead.as_ref().ok_or(AdapterError::Unsupported)?;
+        self.submit(op, lead).await
+    }
+
+    fn reads_lead_status(&self) -> bool {
+        self.lead_status.is_some()
+    }
+
+    async fn lead_status(&self, crm_lead_id: &str) -> Result<Option<CrmStatus>, AdapterError> {
+        let op = self.lead_status.as_ref().ok_or(AdapterError::Unsupported)?;
+        self.read_lead_status(op, crm_lead_id).await
     }
 }

@@ -46,37 +46,42 @@ pub(super) const BOOK_PARAMS: [&str; 15] = [
 pub(super) const BOOK_LISTS: [&str; 1] = ["service_codes"];
 pub(super) const CANCEL_PARAMS: [&str; 2] = ["appointment_id", "reason"];
 
-/// Answer fields a booking reads.
-const BOOK_ANSWER: (&[&str], &[&str]) = (&["appointment_id"], &["status"]);
-
 pub(super) struct WriteOp {
-    spec: WriteSpec,
+    pub(super) spec: WriteSpec,
     path: Template,
     query: Vec<(String, Template)>,
     body: Option<BodyTemplate>,
-    appointment_id: Option<ValuePath>,
-    status: Option<ValuePath>,
+    /// The answer fields the profile names, by canonical name.
+    answer: BTreeMap<&'static str, ValuePath>,
 }
 
-/// Which operation is compiled: its place in the profile and what it takes.
+impl WriteOp {
+    /// The path of answer field `name`, if the profile gives one.
+    pub(super) fn answer(&self, name: &str) -> Option<&ValuePath> {
+        self.answer.get(name)
+    }
+}
+
+/// Which operation is compiled: its place in the profile, what it takes and
+/// the answer fields it requires and allows.
 pub(super) struct WriteKind {
     pub at: &'static str,
     pub params: &'static [&'static str],
     pub lists: &'static [&'static str],
-    pub booking: bool,
+    pub answer: (&'static [&'static str], &'static [&'static str]),
 }
 
 pub(super) const BOOK: WriteKind = WriteKind {
     at: "book_appointment",
     params: &BOOK_PARAMS,
     lists: &BOOK_LISTS,
-    booking: true,
+    answer: (&["appointment_id"], &["status"]),
 };
 pub(super) const CANCEL: WriteKind = WriteKind {
     at: "cancel_appointment",
     params: &CANCEL_PARAMS,
     lists: &[],
-    booking: false,
+    answer: (&[], &[]),
 };
 
 pub(super) fn compile(
@@ -109,18 +114,19 @@ pub(super) fn compile(
             "{at}.time_format: not a chrono format"
         )));
     }
-    let (required, optional) = if kind.booking {
-        BOOK_ANSWER
-    } else {
-        (&[][..], &[][..])
-    };
-    let mut answer = |name: &str| -> Option<ValuePath> {
-        let text = spec.answer.get(name)?;
-        ValuePath::parse(text)
-            .map_err(|e| errors.push(BuildError::in_profile(format!("{at}.answer.{name}: {e}"))))
-            .ok()
-    };
-    let (appointment_id, status) = (answer("appointment_id"), answer("status"));
+    let (required, optional) = kind.answer;
+    let mut answer = BTreeMap::new();
+    for &name in required.iter().chain(optional) {
+        let Some(text) = spec.answer.get(name) else {
+            continue;
+        };
+        match ValuePath::parse(text) {
+            Ok(path) => {
+                answer.insert(name, path);
+            }
+            Err(e) => errors.push(BuildError::in_profile(format!("{at}.answer.{name}: {e}"))),
+        }
+    }
     for name in required {
         if !spec.answer.contains_key(*name) {
             errors.push(BuildError::in_profile(format!(
@@ -143,8 +149,7 @@ pub(super) fn compile(
         path: path?,
         query,
         body,
-        appointment_id,
-        status,
+        answer,
     })
 }
 
@@ -157,8 +162,7 @@ impl RestAdapter {
         let (params, lists) = self.booking_params(op, request);
         let answer = self.write(op, &params, &lists, false).await?;
         let appointment_id = op
-            .appointment_id
-            .as_ref()
+            .answer("appointment_id")
             .and_then(|p| p.first(&answer))
             .and_then(scalar_text)
             .filter(|id| !id.is_empty());
@@ -168,8 +172,7 @@ impl RestAdapter {
             ));
         };
         let vendor_status = op
-            .status
-            .as_ref()
+            .answer("status")
             .and_then(|p| p.first(&answer))
             .and_then(scalar_text);
         let status = match vendor_status {
@@ -214,7 +217,7 @@ impl RestAdapter {
         Ok(())
     }
 
-    async fn write(
+    pub(super) async fn write(
         &self,
         op: &WriteOp,
         params: &BTreeMap<String, String>,
@@ -271,7 +274,7 @@ impl RestAdapter {
             ("last_name".to_owned(), r.last_name.to_owned()),
             ("email".to_owned(), text(r.email)),
             ("phone".to_owned(), text(r.phone)),
-            ("phone_national".to_owned(), national(r.phone)),
+            ("phone_national".to_owned(), national_number(r.phone)),
             ("comment".to_owned(), text(r.comment)),
             ("booking_ref".to_owned(), r.reference.to_owned()),
         ]);
@@ -280,8 +283,9 @@ impl RestAdapter {
     }
 }
 
-/// `+15125550188` → `5125550188`; other countries keep their digits without `+`.
-fn national(phone: Option<&str>) -> String {
+/// `+15125550188` → `5125550188` (vendors that want ten digits); other
+/// countries keep their digits without `+`.
+pub fn national_number(phone: Option<&str>) -> String {
     let digits = phone.unwrap_or_default().trim_start_matches('+');
     match digits.strip_prefix('1') {
         Some(rest) if rest.len() == 10 => rest.to_owned(),
@@ -293,8 +297,11 @@ fn national(phone: Option<&str>) -> String {
 mod tests {
     #[test]
     fn north_american_numbers_lose_their_country_code() {
-        assert_eq!(super::national(Some("+15125550188")), "5125550188");
-        assert_eq!(super::national(Some("+442071838750")), "442071838750");
-        assert_eq!(super::national(None), "");
+        assert_eq!(super::national_number(Some("+15125550188")), "5125550188");
+        assert_eq!(
+            super::national_number(Some("+442071838750")),
+            "442071838750"
+        );
+        assert_eq!(super::national_number(None), "");
     }
 }

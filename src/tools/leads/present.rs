@@ -2,12 +2,13 @@
 //! (initials, masked e-mail and phone), consent summarised.
 
 use super::view::{
-    AppointmentOutcome, ConsentSummary, CustomerSummary, DeliveryState, DeliveryView, LeadStatus,
-    LeadView, VehicleSummary,
+    AppointmentOutcome, ConsentSummary, CrmStatusView, CustomerSummary, DeliveryState,
+    DeliveryView, LeadStatus, LeadView, VehicleSummary,
 };
 use crate::contract::error::ToolError;
 use crate::leads::StoredLead;
 use crate::leads::lead::{ConsentGrant, Lead, TradeIn, VehicleOfInterest};
+use crate::model::crm::CrmStatus;
 use crate::store::leads::StoredDelivery;
 use crate::tools::local_instant;
 use chrono_tz::Tz;
@@ -67,6 +68,18 @@ pub fn lead_view(lead: &StoredLead, viewer: Viewer, tz: Tz) -> Result<LeadView, 
         merged_into: (viewer == Viewer::Staff)
             .then(|| lead.merged_into.clone())
             .flatten(),
+        // Like the CRM's receipt: another agent's merged lead learns nothing of it.
+        crm_status: (lead.merged_into.is_none() || viewer == Viewer::Staff)
+            .then(|| crm_status_view(lead, tz))
+            .flatten(),
+    })
+}
+
+fn crm_status_view(lead: &StoredLead, tz: Tz) -> Option<CrmStatusView> {
+    let (status, since) = lead.crm_status.as_ref()?;
+    Some(CrmStatusView {
+        status: CrmStatus::parse(status)?,
+        since: local_instant(since, tz),
     })
 }
 

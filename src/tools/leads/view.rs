@@ -156,6 +156,18 @@ pub struct LeadView {
     /// another agent for the same customer within the duplicate window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_into: Option<String>,
+    /// What the dealership's CRM says became of the lead, for CRMs the bridge
+    /// reaches through their API; absent until the CRM first answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crm_status: Option<CrmStatusView>,
+}
+
+/// The CRM's word on a lead.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct CrmStatusView {
+    pub status: crate::model::crm::CrmStatus,
+    /// When the bridge first saw this status (dealership time).
+    pub since: String,
 }
 
 /// The customer, minimised: initials and masked contact points.
