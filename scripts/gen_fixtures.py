@@ -1088,6 +1088,29 @@ checks that every shape maps to the same canonical orders.
   60090, 60095, 60096) and `repair-order-details-none.xml` (an unknown number);
   `fault-authentication.xml` (`wsse:FailedAuthentication`) and
   `fault-dealer.xml` (`ot:InvalidDealer`), SOAP 1.2 faults served with HTTP 500.
+
+## Hand-written sets
+
+Neither this script nor `scripts/gen_repair_orders.py` writes these: they were
+written by hand (or by one-off scripts) from each vendor's public material, and
+each has its own README or SOURCES file citing where every shape comes from and
+what is uncertain. The data is fictional all the same, and VINs are unique
+across `wiremock-fixtures/`. Running this script leaves them alone.
+
+- `reynolds/`: Reynolds & Reynolds RCI (ERA DMS) STAR-over-SOAP answers,
+  inventory (`VehInvRec`) and repair orders, closed per posting day, open,
+  by number, and errors; see `reynolds/README.md`.
+- `jdpower/`: J.D. Power Valuation Services answers (`vehiclesByVin`,
+  `vehicleAndValueByVehicleId`, no data, a refused key); see
+  `jdpower/README.md`.
+- `feed-xml/`: a Meta (Facebook) automotive inventory ads XML feed
+  (`<listings><listing>`); see `feed-xml/README.md`.
+- `activix/`: Activix CRM API v2 lead answers (created, statuses, pages,
+  errors, a webhook); see `activix/README.md`.
+- `tekion/inventory-page-1.json`, `tekion/inventory-page-2.json`: two pages of
+  Tekion APC `vehicle-inventory`; see `tekion/INVENTORY-SOURCES.md`.
+- `opentrack/vehicle-inventory.xml`: Dealertrack OpenTrack's
+  `VehicleInventory` answer; see `opentrack/INVENTORY-SOURCES.md`.
 """
 
 

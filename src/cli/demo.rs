@@ -33,7 +33,7 @@ pub fn render<'a>(
 
 /// Where `--print-config` points the demo's upstreams: loopback ports where
 /// nothing answers until the operator puts their own systems' addresses in.
-const PRINTED_ADDRESSES: [(&str, &str); 9] = [
+const PRINTED_ADDRESSES: [(&str, &str); 12] = [
     ("cdk_url", "http://127.0.0.1:9101"),
     ("feed_url", "http://127.0.0.1:9102"),
     ("crm_url", "http://127.0.0.1:9103"),
@@ -43,6 +43,9 @@ const PRINTED_ADDRESSES: [(&str, &str); 9] = [
     ("opentrack_url", "http://127.0.0.1:9107"),
     ("smtp_port", "2525"),
     ("webhook_url", "http://127.0.0.1:9108"),
+    ("jdpower_url", "http://127.0.0.1:9109"),
+    ("reynolds_url", "http://127.0.0.1:9110"),
+    ("activix_url", "http://127.0.0.1:9111"),
 ];
 
 /// `demo --print-config`: the demo's config as a file to start from. It
@@ -59,7 +62,7 @@ pub fn printed_config(listen: SocketAddr) -> String {
     );
     format!(
         "# dms-bridge config printed by `dms-bridge demo --print-config`: the demo's\n\
-         # three dealerships, with their upstreams at loopback addresses where nothing\n\
+         # six dealerships, with their upstreams at loopback addresses where nothing\n\
          # answers yet. Point each [[upstreams]] entry at the dealer's own system,\n\
          # replace the demo tokens, then `dms-bridge check --config <this file>`.\n\
          # Every key: docs/reference/configuration.md.\n\n{}",
@@ -104,7 +107,7 @@ mod tests {
     fn the_printed_config_checks_and_fills_every_address() {
         let printed = printed_config("127.0.0.1:8787".parse().unwrap());
         let config = from_toml_str(&printed).unwrap();
-        assert_eq!(config.dealerships.len(), 3);
+        assert_eq!(config.dealerships.len(), 6);
         assert_eq!(config.store.url, "sqlite://dms-bridge.db");
         for (name, _) in PRINTED_ADDRESSES {
             assert!(
@@ -231,7 +234,7 @@ mod with_mocks {
         match auth {
             Some(auth) => format!(
                 "  Sign-in (OAuth 2.1): authorization server {issuer}; consent is automatic.\
-                 \n                  Users: demo-group (the default: all three dealerships), demo-cdk\
+                 \n                  Users: demo-group (the default: all six dealerships), demo-cdk\
                  \n                  (login_hint=demo-cdk). Try: claude mcp add --transport http dealerships http://{listen}/mcp{anonymous}\n",
                 issuer = auth.issuer()
             ),
@@ -252,14 +255,19 @@ mod with_mocks {
              \n  Dealerships:    demo-cdk    (CDK/Fortellis-shaped API at {cdk}/cdk: inventory, CDK Drive repair orders)\
              \n                  demo-feed   (HomeNet-style CSV feed at {feed}/feeds/homenet-inventory.csv, public inventory;\
              \n                               OpenTrack-shaped SOAP repair orders at {opentrack}/serviceapi.asmx)\
-             \n                  demo-tekion (a service center: Tekion-shaped repair orders at {tekion})\
+             \n                  demo-tekion (a service center with a used lot: Tekion-shaped inventory and repair orders at {tekion})\
+             \n                  demo-reynolds (Reynolds RCI-shaped STAR/SOAP inventory and repair orders at {reynolds})\
+             \n                  demo-dealertrack (OpenTrack-shaped SOAP inventory and repair orders at {opentrack})\
+             \n                  demo-xmlfeed (Meta automotive XML feed at {feed}/feeds/meta-automotive-inventory.xml, public inventory)\
              \n  Service:        demo-cdk books through an Xtime-shaped scheduler at {xtime}\
-             \n  Trade-ins:      a Black Book-shaped valuation API at {blackbook}\
+             \n  Trade-ins:      a Black Book-shaped valuation API at {blackbook}; J.D. Power-shaped at {jdpower}\
              \n  Tokens:         demo-token-cdk   -> demo-cdk only\
-             \n                  demo-token-group -> demo-cdk, demo-feed and demo-tekion\
-             \n                  (no token)       -> demo-feed inventory, anonymously\
+             \n                  demo-token-group -> all six dealerships\
+             \n                  (no token)       -> demo-feed and demo-xmlfeed inventory, anonymously\
              \n  Lead delivery:  demo-cdk  -> CRM ADF HTTP intake {crm}/adf/demo-cdk (token + HMAC signature)\
-             \n                  demo-feed -> CRM ADF mailbox smtp://{smtp}\
+             \n                  demo-feed, demo-dealertrack, demo-xmlfeed -> CRM ADF mailbox smtp://{smtp}\
+             \n                  demo-reynolds -> an Activix-shaped CRM API at {activix}, its answers read back\
+             \n                  (move a lead on: curl -X POST {activix}/admin/leads/<crm id>/advance)\
              \n  What the CRM received:  curl {crm}/adf/received   curl {crm}/smtp/received\
              \n  Webhooks:       demo-cdk and demo-feed events -> {webhook}/webhooks (Standard Webhooks signatures)\
              \n  What the receiver got:  curl {webhook}/webhooks/deliveries\n",
@@ -271,6 +279,9 @@ mod with_mocks {
             tekion = mocks.tekion_url,
             xtime = mocks.xtime_url,
             blackbook = mocks.blackbook_url,
+            jdpower = mocks.jdpower_url,
+            activix = mocks.activix_url,
+            reynolds = mocks.reynolds_url,
             webhook = mocks.webhook_url,
         );
         if !stdio {

@@ -40,7 +40,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the bridge with three demo dealerships and mock upstreams on loopback.
+    /// Run the bridge with six demo dealerships and mock upstreams on loopback.
     Demo {
         /// Address for Streamable HTTP (MCP at /mcp).
         #[arg(long, default_value = "127.0.0.1:8787")]

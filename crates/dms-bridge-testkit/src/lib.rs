@@ -1,7 +1,9 @@
 //! Mock dealership upstreams on loopback, for the bridge's demo, tests,
 //! examples and benchmarks: a CDK/Fortellis-shaped API, a dealer inventory
-//! feed, a CRM's ADF HTTP intake and mailbox, Black Book, Xtime, Tekion,
-//! OpenTrack and a webhook receiver, served from the fixtures in the
+//! feed (CSV and XML), a CRM's ADF HTTP intake and mailbox, an Activix-shaped
+//! CRM API, Black Book,
+//! J.D. Power, Xtime, Tekion, OpenTrack, Reynolds & Reynolds RCI and a webhook
+//! receiver, served from the fixtures in the
 //! repository's `wiremock-fixtures/`;
 //! and a demo OAuth 2.1 authorization server ([`oauth`]) that issues the
 //! bridge's access tokens. That one is started on its own
@@ -26,12 +28,15 @@ macro_rules! fixture {
 }
 
 pub mod http;
+pub mod mock_activix;
 pub mod mock_blackbook;
 pub mod mock_cdk;
 mod mock_cdk_drive;
 pub mod mock_crm;
 pub mod mock_feed;
+pub mod mock_jdpower;
 pub mod mock_opentrack;
+pub mod mock_reynolds;
 pub mod mock_smtp;
 pub mod mock_tekion;
 pub mod mock_webhooks;
@@ -83,16 +88,24 @@ pub struct MockUpstreams {
     /// The CRM's ADF HTTP intake (demo-cdk's leads); also serves `/smtp/received`.
     pub crm_url: String,
     pub crm: mock_crm::MockCrm,
+    /// An Activix-shaped CRM API (demo-reynolds' leads, read back).
+    pub activix_url: String,
+    pub activix: mock_activix::MockActivix,
     /// The CRM's ADF mailbox (demo-feed's leads).
     pub smtp: Arc<mock_smtp::MockSmtp>,
-    /// A Black Book-shaped valuation API (both dealerships' trade-in values).
+    /// A Black Book-shaped valuation API (most dealerships' trade-in values).
     pub blackbook_url: String,
+    /// A J.D. Power-shaped valuation API (the other dealerships' trade-in values).
+    pub jdpower_url: String,
     /// An Xtime-shaped service scheduler (demo-cdk's service department).
     pub xtime_url: String,
-    /// A Tekion-shaped DMS (demo-tekion's repair orders).
+    /// A Tekion-shaped DMS (demo-tekion's inventory and repair orders).
     pub tekion_url: String,
-    /// A Dealertrack OpenTrack-shaped SOAP service (demo-feed's repair orders).
+    /// A Dealertrack OpenTrack-shaped SOAP service (demo-feed's repair orders,
+    /// demo-dealertrack's inventory and repair orders).
     pub opentrack_url: String,
+    /// A Reynolds & Reynolds RCI-shaped SOAP/STAR service (demo-reynolds').
+    pub reynolds_url: String,
     /// A webhook receiver (`POST /webhooks`, `GET /webhooks/deliveries`).
     pub webhook_url: String,
     pub webhooks: mock_webhooks::MockWebhooks,
@@ -101,15 +114,18 @@ pub struct MockUpstreams {
 impl MockUpstreams {
     /// Where each mock listens, by the name the demo's config template gives it
     /// (`{cdk_url}` … `{smtp_port}` in the bridge's `demo.toml`).
-    pub fn addresses(&self) -> [(&'static str, String); 9] {
+    pub fn addresses(&self) -> [(&'static str, String); 12] {
         [
+            ("activix_url", self.activix_url.clone()),
             ("cdk_url", self.cdk_url.clone()),
             ("feed_url", self.feed_url.clone()),
             ("crm_url", self.crm_url.clone()),
             ("blackbook_url", self.blackbook_url.clone()),
+            ("jdpower_url", self.jdpower_url.clone()),
             ("xtime_url", self.xtime_url.clone()),
             ("tekion_url", self.tekion_url.clone()),
             ("opentrack_url", self.opentrack_url.clone()),
+            ("reynolds_url", self.reynolds_url.clone()),
             ("smtp_port", self.smtp.addr().port().to_string()),
             ("webhook_url", self.webhook_url.clone()),
         ]
@@ -139,10 +155,14 @@ pub async fn start_mocks(
         }),
     );
     let crm_url = serve(router, cancel.child_token()).await?;
+    let activix = mock_activix::MockActivix::new();
+    let activix_url = serve(activix.router(), cancel.child_token()).await?;
     let blackbook_url = serve(mock_blackbook::router(), cancel.child_token()).await?;
+    let jdpower_url = serve(mock_jdpower::router(), cancel.child_token()).await?;
     let xtime_url = serve(mock_xtime::router(), cancel.child_token()).await?;
     let tekion_url = serve(mock_tekion::router(), cancel.child_token()).await?;
     let opentrack_url = serve(mock_opentrack::router(), cancel.child_token()).await?;
+    let reynolds_url = serve(mock_reynolds::router(), cancel.child_token()).await?;
     let webhooks = mock_webhooks::MockWebhooks::new(WEBHOOK_SECRET).ok_or_else(|| {
         std::io::Error::new(std::io::ErrorKind::InvalidInput, "bad WEBHOOK_SECRET")
     })?;
@@ -154,11 +174,15 @@ pub async fn start_mocks(
         feed,
         crm_url,
         crm,
+        activix_url,
+        activix,
         smtp,
         blackbook_url,
+        jdpower_url,
         xtime_url,
         tekion_url,
         opentrack_url,
+        reynolds_url,
         webhook_url,
         webhooks,
     })

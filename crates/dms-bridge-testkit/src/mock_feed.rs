@@ -2,6 +2,8 @@
 //! style CSV with ETag / Last-Modified and answers conditional requests with
 //! 304. `POST /feeds/advance` switches to the next snapshot (three units sold,
 //! one new arrival, one price change), as a dealer's nightly export would.
+//! A Meta automotive inventory XML feed (one fixed version) is served the same
+//! way at [`META_XML_PATH`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,6 +22,9 @@ pub const SNAPSHOTS: [&str; 2] = [
     fixture!("feed/homenet-inventory-next.csv"),
 ];
 pub const PATH: &str = "/feeds/homenet-inventory.csv";
+/// A Meta (Facebook) automotive inventory ads feed, `<listings><listing>`.
+pub const META_XML: &str = fixture!("feed-xml/meta-automotive-inventory.xml");
+pub const META_XML_PATH: &str = "/feeds/meta-automotive-inventory.xml";
 
 #[derive(Clone, Default)]
 pub struct MockFeed {
@@ -42,6 +47,7 @@ impl MockFeed {
     pub fn router(&self) -> Router {
         Router::new()
             .route(PATH, get(serve))
+            .route(META_XML_PATH, get(serve_meta_xml))
             .route("/feeds/advance", post(advance))
             .with_state(self.clone())
     }
@@ -65,6 +71,20 @@ async fn advance(State(feed): State<MockFeed>) -> String {
 
 async fn serve(State(feed): State<MockFeed>, headers: HeaderMap) -> Response {
     let body = SNAPSHOTS[feed.inner.version.load(Ordering::SeqCst)];
+    respond(&feed, &headers, body, "text/csv; charset=utf-8").await
+}
+
+async fn serve_meta_xml(State(feed): State<MockFeed>, headers: HeaderMap) -> Response {
+    respond(&feed, &headers, META_XML, "application/xml").await
+}
+
+/// One feed file with ETag / Last-Modified; `304` when `If-None-Match` matches.
+async fn respond(
+    feed: &MockFeed,
+    headers: &HeaderMap,
+    body: &'static str,
+    content_type: &'static str,
+) -> Response {
     let modified = {
         let mut m = feed.inner.modified.write().await;
         *m.get_or_insert_with(|| Utc::now() - chrono::Duration::minutes(5))
@@ -81,10 +101,7 @@ async fn serve(State(feed): State<MockFeed>, headers: HeaderMap) -> Response {
     feed.inner.full_reads.fetch_add(1, Ordering::SeqCst);
     let mut response = body.into_response();
     let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/csv; charset=utf-8"),
-    );
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     for (name, value) in [(header::ETAG, etag), (header::LAST_MODIFIED, last_modified)] {
         if let Ok(v) = HeaderValue::from_str(&value) {
             h.insert(name, v);

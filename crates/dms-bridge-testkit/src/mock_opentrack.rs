@@ -1,10 +1,13 @@
 //! A Dealertrack OpenTrack-shaped SOAP service for the demo (demo-feed's
-//! repair orders): `POST /serviceapi.asmx` with a SOAP 1.2 envelope sent as
-//! `text/xml`, the operation in `SOAPAction`, a WS-Security UsernameToken and
-//! the dealer codes in the request. Answers come from
-//! `wiremock-fixtures/opentrack/`: the closed orders of the close days the
-//! fixtures hold (other days are empty), details by RO number (unknown numbers
-//! are an empty result), and SOAP faults for bad credentials or dealer codes.
+//! repair orders, and a vehicle inventory): `POST /serviceapi.asmx` and
+//! `POST /vehicleapi.asmx` with a SOAP 1.2 envelope sent as `text/xml`, the
+//! operation in `SOAPAction`, a WS-Security UsernameToken and the dealer codes
+//! in the request (`<dealer>` for the repair-order operations, `<Dealer>` for
+//! the vehicle ones). Answers come from `wiremock-fixtures/opentrack/`: the
+//! closed orders of the close days the fixtures hold (other days are empty),
+//! details by RO number (unknown numbers are an empty result), the whole
+//! vehicle inventory in one answer, and SOAP faults for bad credentials or
+//! dealer codes.
 //! Requests are read with this crate's own XML reader ([`crate::xml`]), not the
 //! bridge's, so an envelope the bridge builds wrong is not read back the way it
 //! was meant.
@@ -63,16 +66,35 @@ const DETAILS: [(&str, &str); 4] = [
         fixture!("opentrack/repair-order-details-60096.xml"),
     ),
 ];
+/// `VehicleInventory`: every unit, in one answer.
+const VEHICLE_INVENTORY: &str = fixture!("opentrack/vehicle-inventory.xml");
 const CLOSED_NONE: &str = fixture!("opentrack/closed-repair-orders-none.xml");
 const DETAILS_NONE: &str = fixture!("opentrack/repair-order-details-none.xml");
 const FAULT_AUTHENTICATION: &str = fixture!("opentrack/fault-authentication.xml");
 const FAULT_DEALER: &str = fixture!("opentrack/fault-dealer.xml");
 
 pub fn router() -> Router {
-    Router::new().route("/serviceapi.asmx", post(serve))
+    Router::new()
+        .route("/serviceapi.asmx", post(service_api))
+        .route("/vehicleapi.asmx", post(vehicle_api))
 }
 
-async fn serve(headers: HeaderMap, body: Bytes) -> Response {
+/// The OpenTrack web services the mock answers.
+#[derive(Clone, Copy)]
+enum Api {
+    Service,
+    Vehicle,
+}
+
+async fn service_api(headers: HeaderMap, body: Bytes) -> Response {
+    serve(Api::Service, &headers, &body)
+}
+
+async fn vehicle_api(headers: HeaderMap, body: Bytes) -> Response {
+    serve(Api::Vehicle, &headers, &body)
+}
+
+fn serve(api: Api, headers: &HeaderMap, body: &[u8]) -> Response {
     let header = |name: header::HeaderName| {
         headers
             .get(name)
@@ -87,7 +109,7 @@ async fn serve(headers: HeaderMap, body: Bytes) -> Response {
     let Some(operation) = action.trim_matches('"').strip_prefix(ACTION_PREFIX) else {
         return (StatusCode::BAD_REQUEST, "unknown SOAPAction").into_response();
     };
-    let Some(doc) = xml::parse(&body) else {
+    let Some(doc) = xml::parse(body) else {
         return (StatusCode::BAD_REQUEST, "not XML").into_response();
     };
     let token = xml::descend(
@@ -101,17 +123,25 @@ async fn serve(headers: HeaderMap, body: Bytes) -> Response {
     }
     let request = xml::descend(doc.root(), &["Envelope", "Body", operation]);
     let read = |path: &[&str]| xml::text_at(request, path);
-    if read(&["dealer", "EnterpriseCode"]) != ENTERPRISE_CODE
-        || read(&["dealer", "CompanyNumber"]) != COMPANY_NUMBER
+    // The repair-order operations spell the element `dealer`, the others `Dealer`.
+    let dealer = match api {
+        Api::Service => "dealer",
+        Api::Vehicle => "Dealer",
+    };
+    if read(&[dealer, "EnterpriseCode"]) != ENTERPRISE_CODE
+        || read(&[dealer, "CompanyNumber"]) != COMPANY_NUMBER
     {
         return soap(StatusCode::INTERNAL_SERVER_ERROR, FAULT_DEALER);
     }
     let asked = |key| read(&["request", key]);
-    let answer = match operation {
-        "GetClosedRepairOrders" => lookup(&CLOSED, &asked("CloseDate")).unwrap_or(CLOSED_NONE),
-        "GetClosedRepairOrderDetails" => {
+    let answer = match (api, operation) {
+        (Api::Service, "GetClosedRepairOrders") => {
+            lookup(&CLOSED, &asked("CloseDate")).unwrap_or(CLOSED_NONE)
+        }
+        (Api::Service, "GetClosedRepairOrderDetails") => {
             lookup(&DETAILS, &asked("RepairOrderNumber")).unwrap_or(DETAILS_NONE)
         }
+        (Api::Vehicle, "VehicleInventory") => VEHICLE_INVENTORY,
         _ => return (StatusCode::BAD_REQUEST, "unknown operation").into_response(),
     };
     soap(StatusCode::OK, answer)

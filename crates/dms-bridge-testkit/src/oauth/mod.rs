@@ -85,13 +85,20 @@ impl DemoUser {
     }
 
     /// The demo's two users, mirroring its static tokens: `demo-group` (the
-    /// default, all three dealerships, like the token the demo's banner
+    /// default, all six dealerships, like the token the demo's banner
     /// suggests) and `demo-cdk` (demo-cdk only).
     pub fn defaults() -> Vec<DemoUser> {
         vec![
             DemoUser::new(
                 "demo-group",
-                ["demo-cdk", "demo-feed", "demo-tekion"],
+                [
+                    "demo-cdk",
+                    "demo-feed",
+                    "demo-tekion",
+                    "demo-reynolds",
+                    "demo-dealertrack",
+                    "demo-xmlfeed",
+                ],
                 DEFAULT_USER_SCOPES,
             ),
             DemoUser::new("demo-cdk", ["demo-cdk"], DEFAULT_USER_SCOPES),
