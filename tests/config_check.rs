@@ -136,6 +136,9 @@ fn demo_config(upstream: &str) -> String {
         .replace("{feed_url}", upstream)
         .replace("{crm_url}", upstream)
         .replace("{blackbook_url}", upstream)
+        .replace("{jdpower_url}", upstream)
+        .replace("{reynolds_url}", upstream)
+        .replace("{activix_url}", upstream)
         .replace("{xtime_url}", upstream)
         .replace("{tekion_url}", upstream)
         .replace("{opentrack_url}", upstream)
@@ -193,7 +196,7 @@ fn assert_ok(outcome: &Outcome, counts: &str) {
 #[test]
 fn the_demo_template_is_ok() {
     let outcome = check(&demo_config("http://127.0.0.1:1"));
-    assert_ok(&outcome, "3 dealership(s), 8 upstream(s), 2 token(s)");
+    assert_ok(&outcome, "6 dealership(s), 13 upstream(s), 2 token(s)");
 }
 
 /// bench/run.sh serves this file for its uncached runs; a config change must not break it.
@@ -235,7 +238,7 @@ fn check_needs_no_network() {
         let outcome = check_with_env(&demo_config(upstream), &proxies);
         assert_eq!(outcome.code, 0, "{upstream}: {outcome:?}");
         assert!(
-            outcome.stdout.contains("OK (3 dealership(s)"),
+            outcome.stdout.contains("OK (6 dealership(s)"),
             "{upstream}: {outcome:?}"
         );
     }
@@ -813,6 +816,10 @@ password = {{ value = "p" }}"#
             (
                 "upstreams.ot",
                 // The key, then its file, line and section, then the problem.
+                "[inventory]): {vars.company_no} is not defined",
+            ),
+            (
+                "upstreams.ot",
                 "[repair_orders.closed]): {vars.company_no} is not defined",
             ),
             (

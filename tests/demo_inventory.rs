@@ -17,14 +17,42 @@ async fn demo_serves_every_dealership_to_the_group_token() {
         .iter()
         .map(|d| d["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["demo-cdk", "demo-feed", "demo-tekion"]);
-    // The service center sells nothing: it routes no inventory.
-    let domains = &list["items"][2]["domains"];
-    assert_eq!(domains, &json!(["repair_orders", "deals"]), "{list}");
-    for id in ["demo-cdk", "demo-feed"] {
+    // In id order.
+    assert_eq!(
+        ids,
+        [
+            "demo-cdk",
+            "demo-dealertrack",
+            "demo-feed",
+            "demo-reynolds",
+            "demo-tekion",
+            "demo-xmlfeed"
+        ]
+    );
+    // The service center's used lot is in its Tekion DMS, its values from J.D. Power.
+    let domains = &list["items"][4]["domains"];
+    assert_eq!(
+        domains,
+        &json!(["inventory", "repair_orders", "deals"]),
+        "{list}"
+    );
+    // Each inventory shape the demo serves, with at least the units its fixtures hold for sale.
+    let inventories = [
+        ("demo-cdk", 60),
+        ("demo-feed", 60),
+        ("demo-tekion", 7),
+        ("demo-reynolds", 9),
+        ("demo-dealertrack", 7),
+        ("demo-xmlfeed", 11),
+    ];
+    for (id, at_least) in inventories {
         let page = every_page(&client, json!({ "dealership_id": id })).await;
         let items = page["items"].as_array().unwrap();
-        assert!(items.len() >= 60, "{id} lists {} vehicles", items.len());
+        assert!(
+            items.len() >= at_least,
+            "{id} lists {} vehicles",
+            items.len()
+        );
         assert_eq!(page["total"].as_u64().unwrap() as usize, items.len());
         for v in items {
             assert!(

@@ -83,13 +83,69 @@ fn every_shipped_profile_and_mapping_passes_against_its_fixtures() {
             "--response".into(),
             fixture("cdk/repair-orders/result-closed.json"),
         ],
+        // `tekion` also reads inventory now, which a profile test reads
+        // unless a repair-order read is named.
         vec![
             "--profile".into(),
             "tekion".into(),
+            "--read".into(),
+            "all".into(),
             "--response".into(),
             fixture("tekion/repair-orders-page-1.json"),
             "--response".into(),
             fixture("tekion/repair-orders-page-2.json"),
+        ],
+        vec![
+            "--profile".into(),
+            "tekion".into(),
+            "--response".into(),
+            fixture("tekion/inventory-page-1.json"),
+            "--response".into(),
+            fixture("tekion/inventory-page-2.json"),
+        ],
+        vec![
+            "--profile".into(),
+            "opentrack".into(),
+            "--response".into(),
+            fixture("opentrack/vehicle-inventory.xml"),
+        ],
+        vec![
+            "--profile".into(),
+            "reynolds-rci".into(),
+            "--response".into(),
+            fixture("reynolds/vehicle-inventory.xml"),
+        ],
+        vec![
+            "--profile".into(),
+            "reynolds-rci".into(),
+            "--read".into(),
+            "closed".into(),
+            "--response".into(),
+            fixture("reynolds/repair-orders-closed-20261112.xml"),
+            "--response".into(),
+            fixture("reynolds/repair-orders-closed-20261113.xml"),
+            "--response".into(),
+            fixture("reynolds/repair-orders-closed-20261116.xml"),
+        ],
+        // Open orders have no posting dates, status or totals yet; with a
+        // closed one beside them every path the mapping reads is reached.
+        vec![
+            "--profile".into(),
+            "reynolds-rci".into(),
+            "--read".into(),
+            "open".into(),
+            "--response".into(),
+            fixture("reynolds/repair-orders-open.xml"),
+            "--response".into(),
+            fixture("reynolds/repair-order-610212.xml"),
+        ],
+        vec![
+            "--profile".into(),
+            "reynolds-rci".into(),
+            "--read".into(),
+            "get".into(),
+            "--response".into(),
+            fixture("reynolds/repair-order-610212.xml"),
         ],
         vec![
             "--profile".into(),
@@ -118,6 +174,12 @@ fn every_shipped_profile_and_mapping_passes_against_its_fixtures() {
             "google-vehicle-listings".into(),
             "--response".into(),
             fixture("feed/google-vehicle-listings.tsv"),
+        ],
+        vec![
+            "--mapping".into(),
+            "meta-automotive-xml".into(),
+            "--response".into(),
+            fixture("feed-xml/meta-automotive-inventory.xml"),
         ],
     ];
     for case in cases {

@@ -106,7 +106,7 @@ async fn rmcps_oauth_client_signs_in_and_calls_tools() {
         "{names:?}"
     );
     let dealerships = ok(&call(&client, "dealership_list", json!({})).await);
-    assert_eq!(dealerships["items"].as_array().unwrap().len(), 3);
+    assert_eq!(dealerships["items"].as_array().unwrap().len(), 6);
     let page = ok(&call(
         &client,
         "inventory_search",

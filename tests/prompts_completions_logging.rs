@@ -313,10 +313,16 @@ async fn dealership_ids_offered_are_the_callers_own() {
         complete_prompt(&cdk, TEST_DRIVE, "dealership_id", "", &[]).await,
         ["demo-cdk"]
     );
-    // demo-tekion sells nothing: no test drives there.
+    // demo-tekion offers no test drives (a service center with a used lot).
     assert_eq!(
         complete_prompt(&group, TEST_DRIVE, "dealership_id", "", &[]).await,
-        ["demo-cdk", "demo-feed"]
+        [
+            "demo-cdk",
+            "demo-dealertrack",
+            "demo-feed",
+            "demo-reynolds",
+            "demo-xmlfeed"
+        ]
     );
     assert_eq!(
         complete_prompt(&group, TEST_DRIVE, "dealership_id", "DEMO-F", &[]).await,
@@ -335,9 +341,20 @@ async fn dealership_ids_offered_are_the_callers_own() {
         .await
         .values
     };
-    assert_eq!(offered(&anonymous).await, ["demo-feed"]);
+    // Every dealership with an inventory the caller may read.
+    assert_eq!(offered(&anonymous).await, ["demo-feed", "demo-xmlfeed"]);
     assert_eq!(offered(&cdk).await, ["demo-cdk"]);
-    assert_eq!(offered(&group).await, ["demo-cdk", "demo-feed"]);
+    assert_eq!(
+        offered(&group).await,
+        [
+            "demo-cdk",
+            "demo-dealertrack",
+            "demo-feed",
+            "demo-reynolds",
+            "demo-tekion",
+            "demo-xmlfeed"
+        ]
+    );
     let repair_orders = "dms://dealerships/{dealership_id}/repair-orders/{ro_number}";
     let offered = complete(
         &group,

@@ -43,11 +43,12 @@ async fn each_suggested_call_the_demo_can_provoke_succeeds_as_given() {
     .await;
     assert_eq!(listed["items"][0]["id"], "demo-cdk");
 
+    // A feed dealership has no DMS behind it.
     suggestion_of(
         &group,
         "capability.unsupported",
-        "inventory.search",
-        json!({ "dealership_id": "demo-tekion" }),
+        "service.list_repair_orders",
+        json!({ "dealership_id": "demo-xmlfeed" }),
     )
     .await;
 

@@ -114,7 +114,7 @@ async fn operators_may_list_the_canonical_dotted_names_instead() {
     assert!(
         ok(&result)["items"]
             .as_array()
-            .is_some_and(|i| i.len() == 3)
+            .is_some_and(|i| i.len() == 6)
     );
 }
 

@@ -111,7 +111,14 @@ async fn rmcps_oauth_client_signs_in_and_refreshes() {
     assert_eq!(claims.scope, "amcp:inventory:read amcp:leads:write");
     assert_eq!(
         claims.amcp_dealerships,
-        ["demo-cdk", "demo-feed", "demo-tekion"]
+        [
+            "demo-cdk",
+            "demo-feed",
+            "demo-tekion",
+            "demo-reynolds",
+            "demo-dealertrack",
+            "demo-xmlfeed"
+        ]
     );
 
     manager.refresh_token().await.unwrap();

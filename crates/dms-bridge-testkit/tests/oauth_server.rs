@@ -356,7 +356,14 @@ async fn without_resource_scope_or_login_hint_the_defaults_apply() {
     assert_eq!(claims.sub, "demo-group");
     assert_eq!(
         claims.amcp_dealerships,
-        ["demo-cdk", "demo-feed", "demo-tekion"]
+        [
+            "demo-cdk",
+            "demo-feed",
+            "demo-tekion",
+            "demo-reynolds",
+            "demo-dealertrack",
+            "demo-xmlfeed"
+        ]
     );
     assert_eq!(
         claims.scope,
@@ -930,7 +937,7 @@ async fn minted_tokens_are_signed_with_the_published_key_or_a_foreign_one() {
     let h = start().await;
     let claims = h.server.claims("demo-group").unwrap();
     assert_eq!(claims.aud, RESOURCE);
-    assert_eq!(claims.amcp_dealerships.len(), 3);
+    assert_eq!(claims.amcp_dealerships.len(), 6);
     let good = h.server.mint(&claims).unwrap();
     assert_eq!(h.verify(&good, RESOURCE).await.unwrap(), claims);
 
