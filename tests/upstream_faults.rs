@@ -745,10 +745,8 @@ async fn expired_token_is_refreshed_once_and_the_call_succeeds() {
 /// The whole host down, its token endpoint too: the token cannot be fetched.
 #[tokio::test]
 async fn a_host_refusing_connections_is_unavailable_and_fails_fast() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    // Held, never listening: no other test's server can take the port meanwhile.
+    let (_held, closed) = dms_bridge::kit::verify::faults::refusing_port().unwrap();
     let (_bridge, client) = cdk_bridge(&format!("http://{closed}")).await;
 
     let started = Instant::now();

@@ -242,6 +242,8 @@ pub enum Format {
 pub struct FaultFront {
     pub addr: SocketAddr,
     stop: CancellationToken,
+    /// The refused fault's port, held (bound, not listening) while the cell runs.
+    _held: Option<socket2::Socket>,
 }
 
 impl Drop for FaultFront {
@@ -263,11 +265,19 @@ impl FaultFront {
         if fault == Fault::ExpiredToken {
             return Self::refusing_once(upstream, stop).await;
         }
+        if fault == Fault::Refused {
+            let (held, addr) = refusing_port()?;
+            return Ok(Self {
+                addr,
+                stop,
+                _held: Some(held),
+            });
+        }
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         match fault {
-            // A port that was just free and is closed again: connecting is refused.
-            Fault::Refused => drop(listener),
+            // Held above, without a listener.
+            Fault::Refused => {}
             Fault::Reset => {
                 tokio::spawn(reset_all(listener, stop.clone()));
             }
@@ -289,7 +299,11 @@ impl FaultFront {
                 });
             }
         }
-        Ok(Self { addr, stop })
+        Ok(Self {
+            addr,
+            stop,
+            _held: None,
+        })
     }
 
     /// The kit's forwarding proxy in front of the upstream, refusing the
@@ -306,6 +320,7 @@ impl FaultFront {
         Ok(Self {
             addr: proxy.addr,
             stop,
+            _held: None,
         })
     }
 
@@ -467,4 +482,17 @@ fn pii_echo(format: Format) -> Response {
         body,
     )
         .into_response()
+}
+
+/// A loopback port that refuses connections while the socket lives: bound, so
+/// nothing else can take it (a port bound and given back can be taken by any
+/// process at once), but never listening, so a connection is reset at once.
+pub fn refusing_port() -> std::io::Result<(socket2::Socket, SocketAddr)> {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+    socket.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())?;
+    let addr = socket
+        .local_addr()?
+        .as_socket()
+        .ok_or_else(|| std::io::Error::other("not an IP socket"))?;
+    Ok((socket, addr))
 }
