@@ -1,9 +1,10 @@
 //! SQL for what CRMs say became of leads (`migrations/*/0018`): which
 //! delivered leads to ask about next, and each answer, with the
 //! `lead.status_changed` event when the status moved, written together.
+//! (`leads.get` reads the status with the lead, `store::leads`.)
 
 use chrono::{DateTime, Utc};
-use sqlx::Row;
+use sqlx::{AssertSqlSafe, Row};
 
 use super::ts;
 use super::{Store, StoreError, events};
@@ -28,20 +29,28 @@ pub async fn open_leads(
     since: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<OpenLead>, StoreError> {
-    let rows = sqlx::query(
+    // The final statuses, from the model (constants, not input).
+    let closed = CrmStatus::ALL
+        .iter()
+        .filter(|s| s.is_final())
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
         "SELECT d.lead_id, d.receipt FROM lead_deliveries d
          LEFT JOIN lead_crm_statuses s ON s.lead_id = d.lead_id
          WHERE d.upstream = $1 AND d.state = 'delivered' AND d.receipt IS NOT NULL
            AND d.delivered_at >= $2
-           AND (s.status IS NULL OR s.status NOT IN ('sold', 'lost'))
+           AND (s.status IS NULL OR s.status NOT IN ({closed}))
          ORDER BY COALESCE(s.checked_at, ''), d.lead_id
-         LIMIT $3",
-    )
-    .bind(upstream)
-    .bind(ts(since))
-    .bind(limit)
-    .fetch_all(store.pool())
-    .await?;
+         LIMIT $3"
+    );
+    let rows = sqlx::query(AssertSqlSafe(sql))
+        .bind(upstream)
+        .bind(ts(since))
+        .bind(limit)
+        .fetch_all(store.pool())
+        .await?;
     rows.iter()
         .map(|r| {
             Ok(OpenLead {
@@ -117,21 +126,4 @@ pub async fn record(
         store.announce_events(&dealership).await;
     }
     Ok(sequence)
-}
-
-/// What the CRM last said of `lead_id`, and since when.
-pub async fn status_of(
-    store: &Store,
-    lead_id: &str,
-) -> Result<Option<(CrmStatus, String)>, StoreError> {
-    let row = sqlx::query("SELECT status, changed_at FROM lead_crm_statuses WHERE lead_id = $1")
-        .bind(lead_id)
-        .fetch_optional(store.pool())
-        .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let status: String = row.try_get("status")?;
-    let changed_at: String = row.try_get("changed_at")?;
-    Ok(CrmStatus::parse(&status).map(|s| (s, changed_at)))
 }

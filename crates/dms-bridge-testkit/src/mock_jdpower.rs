@@ -64,16 +64,20 @@ pub fn router() -> Router {
         })
 }
 
+/// What both calls refuse: a wrong key, or no `period` (J.D. Power's book period).
+fn refuse(headers: &HeaderMap, q: &HashMap<String, String>) -> Option<Response> {
+    check_key(headers).or_else(|| {
+        (!q.contains_key("period")).then(|| error(StatusCode::BAD_REQUEST, "period is required"))
+    })
+}
+
 async fn vehicles_by_vin(
     State(book): State<Book>,
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Response {
-    if let Some(refused) = check_key(&headers) {
+    if let Some(refused) = refuse(&headers, &q) {
         return refused;
-    }
-    if !q.contains_key("period") {
-        return error(StatusCode::BAD_REQUEST, "period is required");
     }
     let Some(vin) = q.get("vin").map(|v| v.trim().to_ascii_uppercase()) else {
         return error(StatusCode::BAD_REQUEST, "vin is required");
@@ -89,11 +93,8 @@ async fn vehicle_and_value(
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Response {
-    if let Some(refused) = check_key(&headers) {
+    if let Some(refused) = refuse(&headers, &q) {
         return refused;
-    }
-    if !q.contains_key("period") {
-        return error(StatusCode::BAD_REQUEST, "period is required");
     }
     let region_ok = q
         .get("region")
