@@ -14,8 +14,8 @@ export DMS_BRIDGE_CHAOS_SECONDS="${1:-16}"
 # The dev profile, as `cargo test` builds it: what the vendor sees is set by
 # the quota, not by the bridge's speed (the load only has to exceed it).
 echo "# $(date -u +%FT%TZ) $(nproc) cores, $(uname -r), dev profile, ${DMS_BRIDGE_CHAOS_SECONDS}s per run"
-cargo test --quiet --test chaos --no-run
+cargo test --quiet --test integration --no-run
 for replicas in 1 2 3; do
-  DMS_BRIDGE_CHAOS_REPLICAS=$replicas cargo test --quiet --test chaos -- --nocapture 2>&1 |
+  DMS_BRIDGE_CHAOS_REPLICAS=$replicas cargo test --quiet --test integration chaos:: -- --nocapture 2>&1 |
     grep '^chaos summary:' || { echo "the run with $replicas replicas failed" >&2; exit 1; }
 done

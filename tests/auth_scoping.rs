@@ -2,7 +2,7 @@
 //! anonymous inventory reads, 401 with WWW-Authenticate on HTTP.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::json;

@@ -3,7 +3,7 @@
 //! `cdk-inventory` mapping on the recorded-style fixture.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

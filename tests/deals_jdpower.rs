@@ -6,7 +6,7 @@
 //! here whose answer says until when its values hold (`valid_until`), and a
 //! lookup that finds no vehicle (no valuation is asked for).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! `deals.trade_value_unavailable`, and the demo end to end.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::config::{BridgeConfig, Dealership, Token, Upstream, secret};
 use common::{call, connect, demo, err, fixture, ok, with_config};

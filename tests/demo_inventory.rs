@@ -1,7 +1,7 @@
 //! The demo end to end: dealerships from different kinds of upstream, through a real MCP client.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::json;

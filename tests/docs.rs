@@ -4,7 +4,7 @@
 //! commands against a built binary or the demo are run by CI
 //! (`scripts/doc_blocks.py`). The configuration reference and the JSON Schema
 //! in docs/reference/ are regenerated from the config types and must match.
-//! `DMS_BRIDGE_UPDATE_DOCS=1 cargo test --test docs` rewrites them.
+//! `DMS_BRIDGE_UPDATE_DOCS=1 cargo test --test integration docs::` rewrites them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
@@ -285,7 +285,7 @@ fn generated(relative: &str, fresh: &str) {
     assert!(
         current == fresh,
         "{relative} is stale: the config types changed. Regenerate it with \
-         `DMS_BRIDGE_UPDATE_DOCS=1 cargo test --test docs` and commit it."
+         `DMS_BRIDGE_UPDATE_DOCS=1 cargo test --test integration docs::` and commit it."
     );
 }
 

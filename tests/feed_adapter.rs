@@ -4,7 +4,7 @@
 //! Expected values are computed from the fixture files with the `csv` crate, not
 //! with the bridge's own parser.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;

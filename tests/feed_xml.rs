@@ -8,7 +8,7 @@
 //! the bridge's XML reader) and checked against
 //! `wiremock-fixtures/feed-xml/README.md`.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;

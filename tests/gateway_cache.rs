@@ -5,7 +5,7 @@
 //! errors are never kept, TTLs expire, and uncached tools and feed-backed
 //! dealerships carry no cache `_meta`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! W3C trace context in and out, `/metrics`, `/healthz`, `/readyz`, the
 //! result-size limit, and a graceful SIGTERM of the real binary.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::future::Future;

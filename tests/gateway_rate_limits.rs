@@ -4,7 +4,7 @@
 //! bridge never exceeds even under 10x load. Refused calls never reach the
 //! upstream and are counted in `/metrics` by scope.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

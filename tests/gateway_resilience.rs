@@ -4,7 +4,7 @@
 //! refusals or unreadable answers, and a circuit breaker that fails fast,
 //! shows in `/metrics` and `/readyz`, and closes again by itself.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -4,7 +4,7 @@
 //! text block, a correct Content-Length, and no placeholder ever on the wire.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 

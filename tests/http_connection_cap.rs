@@ -12,7 +12,7 @@
 //!   `Connection: close` and `Retry-After`, and `/healthz` still answers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! Origin check, and a rate-limited resource read that says so.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! asserted are generous, they only say "closed", not "how fast".
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! only a push can cause a read within a test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! pointer; nothing reaches the upstream and nothing panics.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{Value, json};

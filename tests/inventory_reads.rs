@@ -4,7 +4,7 @@
 //! changed on any page shows on the next read.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! in the test from the unfiltered listing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -5,7 +5,7 @@
 //! AAP rules with a sandbox dealership, tenancy, PII); a token the
 //! deployment does not know makes the report fail instead of passing blind.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! by `replay`, it makes a second bridge answer the same calls the same way,
 //! but for the faked customer fields.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Stdio;

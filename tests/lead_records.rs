@@ -4,7 +4,7 @@
 //! start and answers `leads.get` like any other lead.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::leads::leads_config;
 use common::{call, connect, ok, with_config};

@@ -2,7 +2,7 @@
 //! AAP code, and nothing is stored or sent.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use common::leads::{consent, lead, leads_config};
 use common::{call, connect, err, ok, problem_pointers, with_config};

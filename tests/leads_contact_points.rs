@@ -4,7 +4,7 @@
 //! withheld and why, in a dry run exactly as for real.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

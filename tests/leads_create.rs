@@ -3,7 +3,7 @@
 //! (demo-feed); `leads.get`/`leads.list` show it with customer data masked.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! outbox handles as for ADF.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

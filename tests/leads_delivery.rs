@@ -3,7 +3,7 @@
 //! terminal failures recorded and visible, and e-mail delivery over real SMTP.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! CRM, none twice after the CRM's dedupe by ADF id, none that was not taken.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;

@@ -4,7 +4,7 @@
 //! accepted lead renders to well-formed XML 1.0 that reads back as accepted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -4,7 +4,7 @@
 //! the agent is told availability is unknown.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

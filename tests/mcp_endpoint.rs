@@ -3,7 +3,7 @@
 //! product's front checks, and sessions only when it asks for them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::borrow::Cow;
 use std::net::SocketAddr;

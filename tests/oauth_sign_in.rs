@@ -6,7 +6,7 @@
 //! authorization server is the test-kit's demo server, on loopback.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //! every record. Also: dry runs answer what a real call would.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use chrono::Duration;
 use common::service::{booking, cancel, consent, open_starts};

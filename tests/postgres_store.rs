@@ -5,7 +5,7 @@
 //! bridge restarted on the same database that keeps all of it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! only at the level the caller asked for, never with upstream text.
 #![allow(clippy::unwrap_used, clippy::expect_used, deprecated)]
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};

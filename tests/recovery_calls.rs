@@ -3,7 +3,7 @@
 //! called exactly as it came (TOOLSET.md "Errors").
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use chrono::{Duration, Utc};
 use common::*;

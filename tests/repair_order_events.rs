@@ -4,7 +4,7 @@
 //! CDK Drive mock, moved on through its admin endpoint as a shop floor would.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

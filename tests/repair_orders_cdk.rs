@@ -3,7 +3,7 @@
 //! (start, poll as advised, fetch the result), progress notifications, the
 //! canonical answer and the failures of an asynchronous query.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -3,7 +3,7 @@
 //! token wrapped in `data`, epoch-millisecond windows, `meta.nextFetchKey`
 //! pages and errors inside HTTP 200.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -5,7 +5,7 @@
 //! event reaches a webhook once, whichever replica recorded it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

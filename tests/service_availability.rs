@@ -4,7 +4,7 @@
 //! any upstream call.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use chrono::{DateTime, Duration, FixedOffset, NaiveDate, Utc};
 use common::config::{BridgeConfig, Dealership, Token, Upstream};

@@ -6,7 +6,7 @@
 //! quota's to decide, not the machine's speed; Redis gets a timeout no
 //! loaded machine reaches, but for the test of a hung Redis.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -7,7 +7,7 @@
 //! Expected values are the fixtures' (`wiremock-fixtures/reynolds/README.md`,
 //! `wiremock-fixtures/opentrack/INVENTORY-SOURCES.md`).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

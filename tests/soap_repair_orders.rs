@@ -5,7 +5,7 @@
 //! day, lookups by number, faults, unreadable answers, the exact envelopes
 //! sent, and a STAR-style in-band status written as a profile in this file.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -4,7 +4,7 @@
 //! the scheduler); a different request under the same key is refused by either.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

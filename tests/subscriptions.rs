@@ -5,7 +5,7 @@
 // The 2025-era `resources/subscribe` is what this file tests for old clients.
 #![allow(clippy::unwrap_used, clippy::expect_used, deprecated)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

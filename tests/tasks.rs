@@ -4,7 +4,7 @@
 //! capabilities, against a CDK Drive-shaped DMS faked with wiremock whose
 //! long operation takes longer than the bridge's inline wait.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! of these is a deliberate, versioned act (see TOOLSET.md "Versioning").
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

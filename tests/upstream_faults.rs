@@ -14,7 +14,7 @@
 //! vendor codes), with its own table.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 #[path = "upstream_faults/fake.rs"]
 mod fake;
 

@@ -6,7 +6,7 @@
 //! mapped with their shipped profiles and mappings, counted together as one
 //! search over both would count them.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

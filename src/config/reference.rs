@@ -42,7 +42,7 @@ pub fn markdown(example: &toml::Table) -> String {
     let mut out = String::from(
         "# Configuration reference\n\n\
          <!-- Generated from the config types by `tests/docs.rs`; do not edit. Regenerate with\n\
-         `DMS_BRIDGE_UPDATE_DOCS=1 cargo test --test docs`. -->\n\n\
+         `DMS_BRIDGE_UPDATE_DOCS=1 cargo test --test integration docs::`. -->\n\n\
          Every key of `dms-bridge.toml`, section by section: its type, its default (blank where\n\
          the key is required or has no default), an example (from `dms-bridge demo\n\
          --print-config` where the demo sets the key) and what it is for. The same rules as a\n\
