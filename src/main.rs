@@ -33,8 +33,16 @@ const LOG_QUEUE_LINES: usize = 4_096;
 /// Logs go to stderr (in stdio mode stdout carries the MCP stream), written by
 /// a background thread so a tool call never waits on the terminal or a pipe.
 fn init_logging(format: &str) -> tracing_appender::non_blocking::WorkerGuard {
-    let filter = EnvFilter::try_from_env("DMS_BRIDGE_LOG")
-        .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"));
+    // Libraries stay at info or quieter unless named (telemetry::logs).
+    let given = std::env::var("DMS_BRIDGE_LOG").ok();
+    let directives = dms_bridge::telemetry::logs::directives(given.as_deref());
+    let filter = EnvFilter::try_new(&directives).unwrap_or_else(|e| {
+        eprintln!(
+            "DMS_BRIDGE_LOG={}: {e}; logging at the default level",
+            given.unwrap_or_default()
+        );
+        EnvFilter::new(dms_bridge::telemetry::logs::directives(None))
+    });
     // The writer's queue is allocated whole at start: its default of 128,000
     // lines was 4 MB of the demo's resident memory (BENCHMARKS.md "Memory").
     // Full, it makes a call wait for the terminal rather than lose a line.

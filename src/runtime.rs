@@ -31,8 +31,8 @@ use crate::model::{DealershipProfile, Domain};
 use crate::quotas::SharedQuotaStore;
 use crate::store::leases::Leases;
 use crate::store::{AuditWriter, Store, StoreError};
-use crate::telemetry::metrics::Metrics;
-use crate::tools::{Dealership, Route, ServiceParts, Services};
+use crate::telemetry::metrics::{Known, Metrics};
+use crate::tools::{Dealership, Route, ServiceParts, Services, TOOLS};
 use crate::webhooks::Webhooks;
 
 /// Everything built from the config, before anything runs.
@@ -265,12 +265,14 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
     if !errors.is_empty() {
         return Err(ConfigErrors(errors));
     }
+    let cache = ReadCache::new(&config.cache);
+    metrics.seed(&known_series(config, &dealerships, &cache));
     let parts = Parts {
         dealerships,
         auth,
         limits: config.limits.clone(),
         cursors,
-        cache: ReadCache::new(&config.cache),
+        cache,
         caller_limits: CallerLimits::new(&config.rate_limits, &config.tokens, quotas.as_ref()),
         metrics,
         tool_names: config.server.tool_names,
@@ -286,6 +288,37 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         inbound,
         webhooks,
     })
+}
+
+/// The metric series the config names, created at zero before the first scrape.
+fn known_series(config: &Config, dealerships: &[Dealership], cache: &ReadCache) -> Known {
+    let cached = |t: &&crate::tools::ToolSpec| {
+        t.class == crate::config::ToolClass::Read
+            && t.domain.is_some_and(|d| !cache.ttl(d).is_zero())
+    };
+    let inbound = config.upstreams.iter().filter(|(_, u)| {
+        matches!(u, crate::config::UpstreamConfig::Rest(rest) if rest.inbound_events.is_some())
+    });
+    Known {
+        toolset: crate::tools::TOOLSET_VERSION,
+        tools: TOOLS.iter().map(|t| t.name).collect(),
+        cached_tools: TOOLS.iter().filter(cached).map(|t| t.name).collect(),
+        upstreams: config.upstreams.keys().cloned().collect(),
+        lead_upstreams: lead_sinks(dealerships).into_keys().collect(),
+        mirrored: mirror_sources(dealerships)
+            .into_iter()
+            .map(|s| s.dealership)
+            .collect(),
+        watched: match config.events.repair_order_watch.every() {
+            Some(_) => watch_sources(dealerships)
+                .into_iter()
+                .map(|s| s.dealership)
+                .collect(),
+            None => Vec::new(),
+        },
+        webhook_endpoints: config.webhooks.keys().cloned().collect(),
+        inbound_upstreams: inbound.map(|(id, _)| id.clone()).collect(),
+    }
 }
 
 /// The replicas' shared quota store when `[quotas]` is set. No connection is

@@ -163,8 +163,12 @@ async fn per_token_quota_refuses_the_sixth_call_and_leaves_other_tokens_alone() 
 
     let text = metrics_text(&bridge).await;
     assert_eq!(rate_limited_metric(&text, "token"), Some(4.0), "{text}");
-    assert_eq!(rate_limited_metric(&text, "tool_class"), None, "{text}");
-    assert_eq!(rate_limited_metric(&text, "upstream"), None, "{text}");
+    assert_eq!(
+        rate_limited_metric(&text, "tool_class"),
+        Some(0.0),
+        "{text}"
+    );
+    assert_eq!(rate_limited_metric(&text, "upstream"), Some(0.0), "{text}");
 }
 
 #[tokio::test]
@@ -202,7 +206,7 @@ async fn per_class_quota_refuses_the_fourth_read() {
         Some(2.0),
         "{text}"
     );
-    assert_eq!(rate_limited_metric(&text, "token"), None, "{text}");
+    assert_eq!(rate_limited_metric(&text, "token"), Some(0.0), "{text}");
 }
 
 #[tokio::test]
@@ -240,7 +244,7 @@ async fn anonymous_callers_are_limited_per_client_address() {
 
     let text = metrics_text(&bridge).await;
     assert_eq!(rate_limited_metric(&text, "anonymous"), Some(3.0), "{text}");
-    assert_eq!(rate_limited_metric(&text, "token"), None, "{text}");
+    assert_eq!(rate_limited_metric(&text, "token"), Some(0.0), "{text}");
 }
 
 #[tokio::test]
@@ -257,7 +261,7 @@ async fn metrics_count_refusals_by_scope() {
     let bridge = with_config(&config(&server.uri(), true, NO_RETRIES, &quotas)).await;
     let text = metrics_text(&bridge).await;
     for scope in ["token", "tool_class", "anonymous", "upstream"] {
-        assert_eq!(rate_limited_metric(&text, scope), None, "{text}");
+        assert_eq!(rate_limited_metric(&text, scope), Some(0.0), "{text}");
     }
 
     // acme: 3 reads allowed by its class quota; the 4th and 5th are refused by
@@ -286,7 +290,7 @@ async fn metrics_count_refusals_by_scope() {
     );
     assert_eq!(rate_limited_metric(&text, "token"), Some(2.0), "{text}");
     assert_eq!(rate_limited_metric(&text, "anonymous"), Some(3.0), "{text}");
-    assert_eq!(rate_limited_metric(&text, "upstream"), None, "{text}");
+    assert_eq!(rate_limited_metric(&text, "upstream"), Some(0.0), "{text}");
     let type_line = text
         .lines()
         .find(|l| l.starts_with("# TYPE dms_bridge_rate_limited "))
@@ -377,9 +381,13 @@ async fn the_upstream_quota_holds_under_ten_times_its_load() {
     );
 
     let text = metrics_text(&bridge).await;
-    let expected = (refused > 0).then_some(refused as f64);
-    assert_eq!(rate_limited_metric(&text, "upstream"), expected, "{text}");
-    assert_eq!(rate_limited_metric(&text, "token"), None, "{text}");
+    let expected = refused as f64;
+    assert_eq!(
+        rate_limited_metric(&text, "upstream"),
+        Some(expected),
+        "{text}"
+    );
+    assert_eq!(rate_limited_metric(&text, "token"), Some(0.0), "{text}");
 }
 
 /// Eight rooftops on one DMS share its quota: their reads cannot be joined

@@ -101,6 +101,8 @@ mod leads_vehicle_availability;
 mod mcp_endpoint;
 #[path = "oauth_sign_in.rs"]
 mod oauth_sign_in;
+#[path = "operator_telemetry.rs"]
+mod operator_telemetry;
 #[path = "ownership.rs"]
 mod ownership;
 #[path = "postgres_store.rs"]

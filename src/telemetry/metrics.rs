@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+
+use super::process::ProcessCollector;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct CallLabels {
@@ -93,9 +95,40 @@ pub struct InboundLabels {
     pub outcome: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct BuildLabels {
+    pub version: &'static str,
+    /// The toolset version (TOOLSET.md).
+    pub toolset: &'static str,
+}
+
+/// What the config names, so that every series a dashboard or an alert reads
+/// exists (at zero) from the first scrape rather than from the first event:
+/// `rate()` over a series that is missing says "no data", not "none".
+#[derive(Debug, Default)]
+pub struct Known {
+    pub toolset: &'static str,
+    pub tools: Vec<&'static str>,
+    /// The tools whose answers the read cache keeps.
+    pub cached_tools: Vec<&'static str>,
+    pub upstreams: Vec<String>,
+    /// Upstreams that receive leads.
+    pub lead_upstreams: Vec<String>,
+    /// Dealerships whose inventory is mirrored.
+    pub mirrored: Vec<String>,
+    /// Dealerships whose repair orders are watched.
+    pub watched: Vec<String>,
+    pub webhook_endpoints: Vec<String>,
+    /// Upstreams that push events to the inbound endpoint.
+    pub inbound_upstreams: Vec<String>,
+}
+
 /// Every metric the bridge exports.
 pub struct Metrics {
     registry: Registry,
+    /// The `process_*` families, which by convention carry no prefix.
+    process: Registry,
+    pub build_info: Family<BuildLabels, Gauge>,
     pub calls: Family<CallLabels, Counter>,
     pub call_duration: Family<ToolLabels, Histogram>,
     pub cache: Family<CacheLabels, Counter>,
@@ -123,6 +156,15 @@ pub struct Metrics {
     pub inbound_events: Family<InboundLabels, Counter>,
 }
 
+/// Creates a family's series at zero if it is not there yet.
+fn touch<S, M, C>(family: &Family<S, M, C>, labels: &S)
+where
+    S: Clone + std::hash::Hash + Eq,
+    C: MetricConstructor<M>,
+{
+    let _created = family.get_or_create(labels);
+}
+
 fn latency_histogram() -> Histogram {
     // 100 µs … ~52 s.
     Histogram::new(exponential_buckets(0.0001, 2.0, 20))
@@ -131,6 +173,14 @@ fn latency_histogram() -> Histogram {
 impl Metrics {
     pub fn new() -> Arc<Self> {
         let mut registry = Registry::with_prefix("dms_bridge");
+        let mut process = Registry::default();
+        process.register_collector(Box::new(ProcessCollector));
+        let build_info = Family::<BuildLabels, Gauge>::default();
+        registry.register(
+            "build_info",
+            "The running build: 1, with its version and toolset version as labels",
+            build_info.clone(),
+        );
         let calls = Family::<CallLabels, Counter>::default();
         let call_duration = Family::<ToolLabels, Histogram>::new_with_constructor(
             latency_histogram as fn() -> Histogram,
@@ -245,6 +295,8 @@ impl Metrics {
         );
         Arc::new(Self {
             registry,
+            process,
+            build_info,
             inbound_events,
             mirror_syncs,
             mirror_units,
@@ -264,6 +316,117 @@ impl Metrics {
             webhook_deliveries,
             webhook_undelivered,
         })
+    }
+
+    /// Creates at zero the series of everything `known` names (see [`Known`]).
+    pub fn seed(&self, known: &Known) {
+        let build = BuildLabels {
+            version: env!("CARGO_PKG_VERSION"),
+            toolset: known.toolset,
+        };
+        self.build_info.get_or_create(&build).set(1);
+        for &tool in &known.tools {
+            touch(
+                &self.calls,
+                &CallLabels {
+                    tool,
+                    outcome: "ok",
+                },
+            );
+            touch(&self.call_duration, &ToolLabels { tool });
+        }
+        for &tool in &known.cached_tools {
+            for result in ["hit", "miss"] {
+                touch(&self.cache, &CacheLabels { tool, result });
+            }
+        }
+        for upstream in &known.upstreams {
+            let outcome = "ok";
+            let upstream = upstream.clone();
+            touch(
+                &self.upstream_requests,
+                &UpstreamLabels {
+                    upstream: upstream.clone(),
+                    outcome,
+                },
+            );
+            touch(
+                &self.upstream_duration,
+                &UpstreamName {
+                    upstream: upstream.clone(),
+                },
+            );
+            touch(&self.circuit_state, &UpstreamName { upstream });
+        }
+        for scope in ["token", "tool_class", "anonymous", "upstream"] {
+            touch(&self.rate_limited, &RateLimitLabels { scope });
+        }
+        for status in ["received", "duplicate", "merged", "replayed"] {
+            touch(&self.leads, &LeadLabels { status });
+        }
+        for upstream in &known.lead_upstreams {
+            let outcome = "delivered";
+            touch(
+                &self.lead_deliveries,
+                &DeliveryLabels {
+                    upstream: upstream.clone(),
+                    outcome,
+                },
+            );
+        }
+        for dealership in &known.mirrored {
+            let outcome = "ok";
+            touch(
+                &self.mirror_syncs,
+                &MirrorSyncLabels {
+                    dealership: dealership.clone(),
+                    outcome,
+                },
+            );
+            touch(
+                &self.mirror_units,
+                &DealershipLabel {
+                    dealership: dealership.clone(),
+                },
+            );
+            touch(
+                &self.mirror_events,
+                &DealershipLabel {
+                    dealership: dealership.clone(),
+                },
+            );
+        }
+        for dealership in &known.watched {
+            let outcome = "ok";
+            touch(
+                &self.repair_order_watch,
+                &MirrorSyncLabels {
+                    dealership: dealership.clone(),
+                    outcome,
+                },
+            );
+        }
+        for endpoint in &known.webhook_endpoints {
+            let endpoint = endpoint.clone();
+            touch(
+                &self.webhook_deliveries,
+                &WebhookLabels {
+                    endpoint: endpoint.clone(),
+                    result: "delivered",
+                },
+            );
+            touch(&self.webhook_undelivered, &EndpointName { endpoint });
+        }
+        for upstream in &known.inbound_upstreams {
+            let outcome = "accepted";
+            touch(
+                &self.inbound_events,
+                &InboundLabels {
+                    upstream: upstream.clone(),
+                    outcome,
+                },
+            );
+        }
     }
 
     pub fn record_call(&self, tool: &'static str, outcome: &'static str, elapsed: Duration) {
@@ -304,8 +467,12 @@ impl Metrics {
 
     /// The OpenMetrics text exposition.
     pub fn encode(&self) -> String {
+        use prometheus_client::encoding::text::{encode_eof, encode_registry};
         let mut out = String::new();
-        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+        let encoded = encode_registry(&mut out, &self.registry)
+            .and_then(|()| encode_registry(&mut out, &self.process))
+            .and_then(|()| encode_eof(&mut out));
+        if encoded.is_err() {
             tracing::error!("Could not encode metrics.");
         }
         out

@@ -4,7 +4,9 @@
 //! else of the crate, so adapters, the store and the pipeline all report here.
 
 pub mod client_log;
+pub mod logs;
 pub mod metrics;
 pub mod notices;
+pub mod process;
 pub mod progress;
 pub mod trace;
