@@ -53,6 +53,14 @@ chmod 0700 "$context/state"
 tar -xzf "$archive" -C "$work"
 unpacked=$(find "$work" -maxdepth 1 -type d -name 'dms-bridge-*' | head -n 1)
 install -m 0755 "$unpacked/dms-bridge" "$context/rootfs/usr/local/bin/dms-bridge"
+# A glibc build (the archive of a machine without the musl target) needs its
+# shared libraries and loader beside it; a static one needs nothing.
+if readelf -l "$unpacked/dms-bridge" | grep -q "program interpreter"; then
+  for lib in $(ldd "$unpacked/dms-bridge" | grep -o '/[^ ]*'); do
+    mkdir -p "$context/rootfs$(dirname "$lib")"
+    cp -L "$lib" "$context/rootfs$lib"
+  done
+fi
 version=$("$unpacked/dms-bridge" --version | awk '{print $2}')
 certs=/etc/ssl/certs/ca-certificates.crt
 if [[ ! -s $certs ]]; then

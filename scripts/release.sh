@@ -29,7 +29,7 @@ done
 
 as_root=()
 if ((EUID != 0)); then as_root=(sudo); fi
-if ! rustup target list --installed | grep -qx "$target"; then
+if [[ $target != "$(rustc -vV | sed -n 's/^host: //p')" ]] && ! rustup target list --installed | grep -qx "$target"; then
   echo "Adding the Rust target $target." >&2
   rustup target add "$target"
 fi
