@@ -32,7 +32,7 @@ use crate::quotas::SharedQuotaStore;
 use crate::store::leases::Leases;
 use crate::store::{AuditWriter, Store, StoreError};
 use crate::telemetry::metrics::{Known, Metrics};
-use crate::tools::{Dealership, Route, ServiceParts, Services, TOOLS};
+use crate::tools::{Dealership, Route, ServiceParts, Services};
 use crate::webhooks::Webhooks;
 
 /// Everything built from the config, before anything runs.
@@ -292,17 +292,21 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
 
 /// The metric series the config names, created at zero before the first scrape.
 fn known_series(config: &Config, dealerships: &[Dealership], cache: &ReadCache) -> Known {
-    let cached = |t: &&crate::tools::ToolSpec| {
-        t.class == crate::config::ToolClass::Read
-            && t.domain.is_some_and(|d| !cache.ttl(d).is_zero())
-    };
+    use crate::tools::ToolId;
+    // What the pipeline caches, and counts in `cache_lookups`: a cacheable
+    // tool whose domain keeps answers for some time.
+    let cached = |t: &ToolId| t.cacheable() && t.domain().is_some_and(|d| !cache.ttl(d).is_zero());
     let inbound = config.upstreams.iter().filter(|(_, u)| {
         matches!(u, crate::config::UpstreamConfig::Rest(rest) if rest.inbound_events.is_some())
     });
     Known {
         toolset: crate::tools::TOOLSET_VERSION,
-        tools: TOOLS.iter().map(|t| t.name).collect(),
-        cached_tools: TOOLS.iter().filter(cached).map(|t| t.name).collect(),
+        tools: ToolId::ALL.iter().map(|t| t.name()).collect(),
+        cached_tools: ToolId::ALL
+            .iter()
+            .filter(|t| cached(t))
+            .map(|t| t.name())
+            .collect(),
         upstreams: config.upstreams.keys().cloned().collect(),
         lead_upstreams: lead_sinks(dealerships).into_keys().collect(),
         mirrored: mirror_sources(dealerships)
