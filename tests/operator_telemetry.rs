@@ -114,6 +114,18 @@ async fn every_family_and_the_configs_series_are_there_before_any_call() {
         ),
         "{lead_intakes:?}"
     );
+    // Cache lookups are counted for the tools the pipeline caches, and only those.
+    let cache = samples(&text, "dms_bridge_cache_lookups_total");
+    assert!(!cache.is_empty(), "no cache series");
+    for line in &cache {
+        let tool = line
+            .split("tool=\"")
+            .nth(1)
+            .and_then(|t| t.split('"').next())
+            .unwrap();
+        let id = dms_bridge::tools::ToolId::from_name(tool).unwrap();
+        assert!(id.cacheable(), "{tool} is never cached: {line}");
+    }
     let webhooks = samples(&text, "dms_bridge_webhook_deliveries_total");
     assert!(
         webhooks
@@ -151,6 +163,18 @@ fn metric_names(expr: &str) -> Vec<String> {
     names
 }
 
+/// Every PromQL expression of `deploy/grafana/dms-bridge.json`.
+fn dashboard_exprs() -> Vec<String> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/grafana/dms-bridge.json"
+    );
+    let dashboard: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut found = Vec::new();
+    exprs(&dashboard, &mut found);
+    found
+}
+
 /// Every PromQL expression of a dashboard: each panel target's `expr`, and the
 /// query of each `query` variable (Grafana's `label_values(metric, label)`).
 fn exprs(dashboard: &Value, out: &mut Vec<String>) {
@@ -183,13 +207,7 @@ fn panel_exprs(value: &Value, out: &mut Vec<String>) {
 
 #[tokio::test]
 async fn the_grafana_dashboard_reads_only_series_the_bridge_exports() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/deploy/grafana/dms-bridge.json"
-    );
-    let dashboard: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let mut found = Vec::new();
-    exprs(&dashboard, &mut found);
+    let found = dashboard_exprs();
     assert!(
         found.len() >= 20,
         "only {} expressions in the dashboard",
@@ -269,11 +287,18 @@ async fn debug_logging_shows_the_bridge_not_its_libraries() {
     ok(&call(&client, "inventory.search", search).await);
     ok(&call(&client, "dealership.list", json!({})).await);
     client.cancel().await.unwrap();
-    // The audit writer commits within ~25 ms; give the log writer a moment too.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Log lines are written by a background thread: wait until both calls'
+    // lines are out (bounded), whatever the machine's speed.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let text = loop {
+        let text = std::fs::read_to_string(&log_path).unwrap();
+        if text.matches("\"Tool call.\"").count() >= 2 || tokio::time::Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     child.kill().await.unwrap();
 
-    let text = std::fs::read_to_string(&log_path).unwrap();
     let lines: Vec<Value> = text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -396,13 +421,7 @@ fn as_grafana_sends_it(expr: &str) -> String {
 
 #[tokio::test]
 async fn every_dashboard_query_answers_on_a_real_prometheus_scraping_the_demo() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/deploy/grafana/dms-bridge.json"
-    );
-    let dashboard: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let mut found = Vec::new();
-    exprs(&dashboard, &mut found);
+    let found = dashboard_exprs();
 
     let bridge = common::demo().await;
     // One ok call and one refused call, so both kinds of outcome have series.
