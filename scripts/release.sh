@@ -7,7 +7,7 @@
 #
 # Usage: scripts/release.sh [--profile dist|release] [--target TRIPLE]
 # `dist` (the default) is what releases ship and BENCHMARKS.md measures: one
-# optimisation unit, fat LTO, ~20 min on two cores. CI builds `release`
+# optimisation unit, fat LTO: a longer build. CI builds `release`
 # (same code, quicker to build) to prove the archive and the image work.
 # The musl target is added with rustup when missing, and the C parts (ring,
 # SQLite, mimalloc) are compiled with musl-gcc from Debian's musl-tools,
@@ -51,7 +51,7 @@ install -m 0755 "$binary" "$stage/dms-bridge"
 cp README.md LICENSE TOOLSET.md "$stage/"
 cp -r docs "$stage/docs"
 cp -r deploy/systemd deploy/grafana deploy/compose deploy/container "$stage/deploy/"
-# Owner and times fixed, so two builds of one commit give the same archive.
+# Owners and times fixed in the archive (whether two builds give the same bytes is unchecked).
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime='@0' -C "$out" -cf - "$name" |
   gzip -n -9 >"$out/$name.tar.gz"
 (cd "$out" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
