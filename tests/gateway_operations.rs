@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use common::config::{BridgeConfig, secret};
 use common::*;
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult, MetaObject, RequestMetaObject};
+use rmcp::model::CallToolResult;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
@@ -98,22 +98,6 @@ async fn connect_with_headers(url: &str, token: &str, headers: &[(&str, &str)]) 
     ().serve(StreamableHttpClientTransport::from_config(config))
         .await
         .expect("MCP initialize")
-}
-
-async fn call_with_meta(
-    client: &Client,
-    tool: &str,
-    args: Value,
-    traceparent: &str,
-) -> CallToolResult {
-    let Value::Object(map) = args else {
-        panic!("arguments must be an object")
-    };
-    let mut meta = MetaObject::new();
-    meta.set_traceparent(traceparent);
-    let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(map);
-    params.meta = Some(RequestMetaObject(meta));
-    client.call_tool(params).await.expect("tools/call")
 }
 
 /// `_meta["io.dms-bridge/trace_id"]` of a tool result.
@@ -423,7 +407,7 @@ async fn trace_context_is_taken_from_meta_or_header_and_sent_upstream_as_a_child
         assert_child(&sent[2], TRACE_ID, Some(PARENT_ID), "01");
 
         // An invalid `_meta.traceparent` is ignored: the header applies.
-        let result = call_with_meta(&traced, "inventory.search", search.clone(), "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01").await;
+        let result = call_traced(&traced, "inventory.search", search.clone(), "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01").await;
         ok(&result);
         assert_eq!(trace_of(&result), TRACE_ID);
         let sent = upstream_traceparents(&server).await;
@@ -435,7 +419,7 @@ async fn trace_context_is_taken_from_meta_or_header_and_sent_upstream_as_a_child
         let invalid = connect_with_headers(&bridge.url, TOKEN_SECRET, &[("traceparent", "garbage-trace-header")]).await;
         let mut fresh = Vec::new();
         for tp in [zero, "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"] {
-            let result = call_with_meta(&invalid, "inventory.search", search.clone(), tp).await;
+            let result = call_traced(&invalid, "inventory.search", search.clone(), tp).await;
             ok(&result);
             fresh.push(trace_of(&result));
         }
@@ -475,7 +459,7 @@ async fn trace_context_is_taken_from_meta_or_header_and_sent_upstream_as_a_child
             assert_child(sent.last().unwrap(), meta_trace, Some(meta_parent), "00");
         }
         // Through the rmcp client: `CallToolRequestParams { meta: Some(RequestMetaObject(..)) }`.
-        let result = call_with_meta(&traced, "inventory.search", search.clone(), &meta_traceparent).await;
+        let result = call_traced(&traced, "inventory.search", search.clone(), &meta_traceparent).await;
         ok(&result);
         assert_eq!(trace_of(&result), meta_trace, "the MCP request's _meta wins over the HTTP header");
         let sent = upstream_traceparents(&server).await;

@@ -103,6 +103,8 @@ mod mcp_endpoint;
 mod oauth_sign_in;
 #[path = "operator_telemetry.rs"]
 mod operator_telemetry;
+#[path = "otel_export.rs"]
+mod otel_export;
 #[path = "ownership.rs"]
 mod ownership;
 #[path = "postgres_store.rs"]

@@ -101,7 +101,9 @@ impl UpstreamPolicy {
                 return Err(e);
             }
             let started = Instant::now();
-            let result = attempt().await;
+            // One span per exchange, so retries show as siblings in a trace.
+            let span = tracing::info_span!("upstream_request", upstream = %self.name, attempt = retries + 1);
+            let result = tracing::Instrument::instrument(attempt(), span).await;
             self.observe(&result, started.elapsed());
             let error = match result {
                 Ok(value) => {

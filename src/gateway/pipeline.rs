@@ -89,6 +89,7 @@ impl Gateway {
         let args = Value::Object(arguments.unwrap_or_default());
         let shape = argument_shape(&args);
         let span = tracing::info_span!("tool_call", trace_id = %caller.trace, tool = tool.name());
+        crate::telemetry::otlp::join(&span, &caller.trace);
         let (result, facts) = CURRENT
             .scope(
                 caller.trace.clone(),

@@ -139,7 +139,10 @@ impl Outbox {
     async fn attempt(&self, c: Claimed) {
         // Each attempt continues the trace of the call that accepted the lead.
         let trace = c.trace.clone().unwrap_or_else(TraceContext::generate);
-        let result = CURRENT.scope(trace, self.send(&c)).await;
+        let span = tracing::info_span!("lead_delivery", upstream = %c.upstream, lead_id = %c.lead_id, attempt = c.attempts);
+        crate::telemetry::otlp::join(&span, &trace);
+        let send = tracing::Instrument::instrument(self.send(&c), span);
+        let result = CURRENT.scope(trace, send).await;
         let outcome = match &result {
             Ok(_) => "delivered",
             Err(e) => e.class(),

@@ -7,6 +7,7 @@ pub mod client_log;
 pub mod logs;
 pub mod metrics;
 pub mod notices;
+pub mod otlp;
 pub mod process;
 pub mod progress;
 pub mod trace;

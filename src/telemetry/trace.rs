@@ -13,6 +13,8 @@ tokio::task_local! {
 pub struct TraceContext {
     /// 32 lower-case hex digits.
     pub trace_id: String,
+    /// The caller's span (16 hex digits), when the caller sent a `traceparent`.
+    pub parent_id: Option<String>,
     pub sampled: bool,
 }
 
@@ -36,6 +38,7 @@ impl TraceContext {
         let nonzero = trace_id.chars().any(|c| c != '0') && parent.chars().any(|c| c != '0');
         (valid && nonzero).then(|| Self {
             trace_id: (*trace_id).to_owned(),
+            parent_id: Some((*parent).to_owned()),
             sampled: u8::from_str_radix(flags, 16).is_ok_and(|f| f & 1 == 1),
         })
     }
@@ -45,6 +48,7 @@ impl TraceContext {
             // A trace id must be unique, not secret: the thread-local generator
             // is enough and spares a getrandom system call per tool call.
             trace_id: format!("{:032x}", fastrand::u128(1..)),
+            parent_id: None,
             sampled: false,
         }
     }
@@ -60,8 +64,10 @@ impl TraceContext {
     }
 
     /// The `traceparent` to send upstream from inside a call, if any.
+    /// With span export on, it names the exporting span (the upstream request),
+    /// so the upstream's own trace hangs under it.
     pub fn current_header() -> Option<String> {
-        CURRENT.try_with(|t| t.child_header()).ok()
+        super::otlp::current_traceparent().or_else(|| CURRENT.try_with(|t| t.child_header()).ok())
     }
 }
 

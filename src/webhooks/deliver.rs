@@ -156,7 +156,8 @@ impl Pair {
     async fn attempt(&self, event: &Event, cursor: &mut Cursor) -> Step {
         let attempts = cursor.attempts.saturating_add(1);
         let id = &self.endpoint.id;
-        let failure = match self.endpoint.post(event).await {
+        let span = tracing::info_span!("webhook_delivery", endpoint = %id, sequence = event.sequence, attempt = attempts);
+        let failure = match tracing::Instrument::instrument(self.endpoint.post(event), span).await {
             Ok(()) => {
                 self.metrics.record_webhook(id, "delivered");
                 self.moved_past(event.sequence, cursor);

@@ -256,6 +256,24 @@ pub async fn connect(url: &str, token: Option<&str>) -> Client {
     ().serve(transport).await.expect("MCP initialize")
 }
 
+/// Calls `tool` with `traceparent` in the request's `_meta` (which wins over
+/// the HTTP header), as a tracing client would.
+pub async fn call_traced(
+    client: &Client,
+    tool: &str,
+    args: Value,
+    traceparent: &str,
+) -> CallToolResult {
+    let Value::Object(map) = args else {
+        panic!("arguments must be an object")
+    };
+    let mut meta = rmcp::model::MetaObject::new();
+    meta.set_traceparent(traceparent);
+    let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(map);
+    params.meta = Some(rmcp::model::RequestMetaObject(meta));
+    client.call_tool(params).await.expect("tools/call")
+}
+
 pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
     let Value::Object(map) = args else {
         panic!("arguments must be an object")

@@ -32,6 +32,12 @@ pub async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
+    wait_healthy(addr).await;
+    child
+}
+
+/// Waits until the bridge at `addr` answers `/healthz` (or panics after 60 s).
+pub async fn wait_healthy(addr: SocketAddr) {
     let healthz = format!("http://{addr}/healthz");
     // A debug binary starting beside a build on one loaded core can take a while.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
@@ -40,7 +46,7 @@ pub async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
             .await
             .is_ok_and(|r| r.status() == 200)
         {
-            return child;
+            return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
