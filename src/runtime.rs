@@ -44,6 +44,7 @@ pub struct Runtime {
     repair_order_watch: Option<std::time::Duration>,
     inbound: InboundSinks,
     webhooks: Webhooks,
+    status: Option<Arc<crate::http::status::OperatorKey>>,
 }
 
 /// What `build` makes; `start` adds the store and what needs it.
@@ -168,6 +169,7 @@ impl Runtime {
             standing: Standing {
                 webhooks,
                 quotas: p.quotas,
+                status: self.status,
             },
             audit_task,
             outbox_task,
@@ -252,6 +254,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
     let auth = build_auth(config, base, &mut errors);
     let webhooks = crate::webhooks::build(config, base, &mut errors);
     let inbound = InboundSinks::build(config, base, &mut errors);
+    let status = status_page(config, base, &mut errors);
     let cursors = match &config.server.cursor_secret {
         Some(source) => match resolve_secret(source, base) {
             Ok(key) => CursorCodec::new(key.expose_secret().as_bytes()),
@@ -287,7 +290,44 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
         repair_order_watch: config.events.repair_order_watch.every(),
         inbound,
         webhooks,
+        status,
     })
+}
+
+/// The status page's credential, which must be one no agent token is.
+fn status_page(
+    config: &Config,
+    base: &Path,
+    errors: &mut Vec<ConfigError>,
+) -> Option<Arc<crate::http::status::OperatorKey>> {
+    let status = config.status.as_ref()?;
+    let token = resolve_secret(&status.operator_token, base)
+        .map_err(|e| errors.push(ConfigError::new("status.operator_token", e)))
+        .ok()?;
+    let shared = config.tokens.iter().position(|t| {
+        resolve_secret(&t.secret, base).is_ok_and(|s| s.expose_secret() == token.expose_secret())
+    });
+    if let Some(i) = shared {
+        errors.push(ConfigError::new(
+            "status.operator_token",
+            format!(
+                "is the secret of tokens[{i}]; the operator's credential must be one no agent holds"
+            ),
+        ));
+        return None;
+    }
+    if token.expose_secret().len() < 16 {
+        errors.push(ConfigError::new(
+            "status.operator_token",
+            "must be at least 16 characters (a long random value, e.g. openssl rand -hex 32)",
+        ));
+        return None;
+    }
+    Some(Arc::new(crate::http::status::OperatorKey::new(
+        token,
+        status.path.clone(),
+        status.session,
+    )))
 }
 
 /// The metric series the config names, created at zero before the first scrape.

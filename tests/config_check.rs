@@ -388,6 +388,45 @@ fn a_static_token_may_not_take_a_signed_in_subjects_name() {
     );
 }
 
+#[test]
+fn the_status_pages_credential_is_no_agents_and_its_path_no_routes() {
+    let with_status = |table: &str| format!("{}\n[status]\n{table}\n", valid_config());
+    // An agent's secret as the operator's: the page would open to the agent.
+    let shared = check(&with_status(r#"operator_token = { value = "acme-token" }"#));
+    assert_problems(
+        &shared,
+        &[("status.operator_token", "is the secret of tokens[0]")],
+    );
+    assert_no_secret(&shared);
+    let short = check(&with_status(r#"operator_token = { value = "short" }"#));
+    assert_problems(
+        &short,
+        &[("status.operator_token", "at least 16 characters")],
+    );
+    // A missing secret file is named; nothing starts.
+    let missing = check(&with_status(
+        r#"operator_token = { file = "/nonexistent/operator" }"#,
+    ));
+    assert_problems(
+        &missing,
+        &[("status.operator_token", "cannot read secret file")],
+    );
+    let shadowing = check(&with_status(
+        "operator_token = { value = \"0123456789abcdef-operator\" }\npath = \"/metrics\"\nsession = \"10s\"",
+    ));
+    assert_problems(
+        &shadowing,
+        &[
+            ("status.path", "a path the bridge serves already"),
+            ("status.session", "between 1m and 7d"),
+        ],
+    );
+    let fine = check(&with_status(
+        r#"operator_token = { value = "0123456789abcdef-operator" }"#,
+    ));
+    assert_ok(&fine, "1 dealership(s), 1 upstream(s), 1 token(s)");
+}
+
 /// Eight semantic problems, none of them structural in the operator's eyes.
 fn semantic_config() -> String {
     format!(

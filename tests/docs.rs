@@ -229,11 +229,17 @@ fn complete_configs_in_the_docs_pass_check() {
 }
 
 /// `fragment` onto `base`: tables merged key by key, arrays of tables appended,
-/// any other value replaced.
+/// any other value replaced (a secret's source too: `{ env = … }` over
+/// `{ value = … }` is another source, not both).
 fn merge(base: &mut toml::Table, fragment: toml::Table) {
+    let secret_source = |t: &toml::Table| {
+        t.len() == 1 && ["value", "env", "file"].iter().any(|k| t.contains_key(*k))
+    };
     for (key, value) in fragment {
         match (base.get_mut(&key), value) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(f)) => merge(b, f),
+            (Some(toml::Value::Table(b)), toml::Value::Table(f)) if !secret_source(&f) => {
+                merge(b, f)
+            }
             (Some(toml::Value::Array(b)), toml::Value::Array(f))
                 if f.iter().all(toml::Value::is_table) =>
             {

@@ -131,6 +131,8 @@ mod shared_quotas;
 mod soap_inventory;
 #[path = "soap_repair_orders.rs"]
 mod soap_repair_orders;
+#[path = "status_page.rs"]
+mod status_page;
 #[path = "store_sharing.rs"]
 mod store_sharing;
 #[path = "subscriptions.rs"]

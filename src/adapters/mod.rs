@@ -16,6 +16,7 @@ pub mod search_index;
 mod shared_repair_orders;
 mod snapshot;
 pub mod soap;
+pub mod standing;
 pub mod template;
 
 use std::future::Future;

@@ -33,6 +33,7 @@ pub struct UpstreamPolicy {
     retry: RetryConfig,
     breaker: Breaker,
     metrics: Arc<Metrics>,
+    seen: super::standing::Seen,
 }
 
 impl UpstreamPolicy {
@@ -69,6 +70,7 @@ impl UpstreamPolicy {
             retry: config.retries,
             breaker,
             metrics,
+            seen: super::standing::Seen::new(config.rate_limit.as_ref()),
         }
     }
 
@@ -83,6 +85,11 @@ impl UpstreamPolicy {
         let state = self.breaker.state();
         self.breaker.export(state);
         state
+    }
+
+    /// Last success, last failure and quota use, for the status page.
+    pub fn standing(&self) -> super::standing::Standing {
+        self.seen.standing()
     }
 
     /// Runs one logical upstream request; `attempt` performs one exchange.
@@ -209,6 +216,8 @@ impl UpstreamPolicy {
             Ok(_) => "ok",
             Err(e) => e.class(),
         };
+        self.seen
+            .record(result.as_ref().err().map(AdapterError::class));
         self.metrics
             .upstream_requests
             .get_or_create(&UpstreamLabels {

@@ -286,6 +286,9 @@ mod with_mocks {
         );
         if !stdio {
             banner.push_str(&format!(
+                "  Status page:    http://{listen}/status  (operator token: demo-operator-token)\n"
+            ));
+            banner.push_str(&format!(
                 "\n  Try (Node 22.19 or newer):  npx @modelcontextprotocol/inspector@2.12.0 --cli http://{listen}/mcp --transport http \\\
                  \n          --header \"Authorization: Bearer demo-token-group\" --method tools/list\n"
             ));

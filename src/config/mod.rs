@@ -23,6 +23,7 @@ pub mod reference;
 mod rules;
 mod secret;
 mod soap;
+mod status;
 mod store;
 mod tasks;
 mod upstream_kinds;
@@ -49,6 +50,7 @@ pub use oauth::{OAuthConfig, OAuthGrant};
 pub use quotas::QuotasConfig;
 pub use secret::{InlineSecret, SecretSource, resolve_secret};
 pub use soap::SoapUpstreamConfig;
+pub use status::StatusConfig;
 pub use store::StoreDialect;
 pub use tasks::TasksConfig;
 pub use upstream_kinds::UpstreamKind;
@@ -100,6 +102,9 @@ pub struct Config {
     /// Endpoints that get the dealerships' events as signed webhooks, by id.
     #[serde(default)]
     pub webhooks: BTreeMap<String, WebhookConfig>,
+    /// The status page for people, behind an operator credential; absent, no page.
+    #[serde(default)]
+    pub status: Option<StatusConfig>,
 }
 
 /// The MCP endpoint and the HTTP server in front of it.

@@ -67,6 +67,7 @@ impl Config {
         super::events::validate(self, &mut errors);
         super::quotas::validate(self, &mut errors);
         super::store::validate(self, &mut errors);
+        super::status::validate(self, &mut errors);
         errors
     }
 

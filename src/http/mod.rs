@@ -3,7 +3,8 @@
 //! and Origin, body limits, the protocol era), who the caller is
 //! ([`caller`], [`forwarded`], [`oauth`]), MCP's Streamable HTTP transport
 //! ([`endpoint`]), the endpoint vendors push change events to ([`inbound`]),
-//! and the operator routes `/healthz`, `/readyz` and `/metrics` ([`ops`]).
+//! the operator routes `/healthz`, `/readyz` and `/metrics` ([`ops`]) and
+//! the status page for people ([`status`]).
 //! The MCP protocol itself is [`crate::mcp`].
 
 mod caller;
@@ -15,6 +16,7 @@ mod inbound;
 mod oauth;
 mod ops;
 pub mod serve;
+pub mod status;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -94,12 +96,19 @@ pub fn router(
     };
     let inbound = inbound::routes(gateway.clone(), settings.body_read_timeout);
     let [metadata_root, metadata_for_path] = oauth::metadata_paths(&settings.path);
-    let others = Router::new()
+    let status_page = standing
+        .status
+        .clone()
+        .map(|key| status::routes(gateway.clone(), standing.webhooks.clone(), key));
+    let mut others = Router::new()
         .route(&metadata_root, get(oauth::metadata))
         .route(&metadata_for_path, get(oauth::metadata))
         .with_state(gateway.clone())
         .merge(ops::routes(gateway, standing))
         .merge(inbound);
+    if let Some(page) = status_page {
+        others = others.merge(page);
+    }
     let sessions = settings.sessions;
     let streams_end = settings.streams_end.clone();
     McpEndpoint::new(settings, mcp_cancel)

@@ -22,6 +22,8 @@ pub struct Standing {
     pub webhooks: crate::webhooks::Status,
     /// `[quotas]`, when set.
     pub quotas: Option<Arc<SharedQuotaStore>>,
+    /// `[status]`, when set: the status page's credential and path.
+    pub status: Option<Arc<super::status::OperatorKey>>,
 }
 
 #[derive(Clone)]

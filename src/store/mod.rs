@@ -18,6 +18,7 @@ pub mod leads;
 pub mod leases;
 pub mod migrations;
 pub mod mirror;
+pub mod operator;
 pub mod repair_orders;
 pub mod signals;
 pub mod subscriptions;

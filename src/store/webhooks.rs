@@ -169,6 +169,58 @@ pub async fn dead_letter(
     Ok(())
 }
 
+/// Whether `endpoint` gave up on event `sequence` of `dealership`.
+pub async fn is_dead_letter(
+    store: &Store,
+    endpoint: &str,
+    dealership: &str,
+    sequence: u64,
+) -> Result<bool, StoreError> {
+    let found: Option<i64> = sqlx::query_scalar(
+        "SELECT sequence FROM webhook_dead_letters
+         WHERE endpoint = $1 AND dealership = $2 AND sequence = $3",
+    )
+    .bind(endpoint)
+    .bind(dealership)
+    .bind(as_i64(sequence))
+    .fetch_optional(store.pool())
+    .await?;
+    Ok(found.is_some())
+}
+
+/// An operator's retry of a dead letter: delivered, it is one no more
+/// (`error_class` `None`); failed, it counts one more attempt and its class.
+pub async fn dead_letter_retried(
+    store: &Store,
+    endpoint: &str,
+    dealership: &str,
+    sequence: u64,
+    error_class: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let mut write = store.write().await?;
+    let delete = "DELETE FROM webhook_dead_letters
+         WHERE endpoint = $1 AND dealership = $2 AND sequence = $3";
+    let update =
+        "UPDATE webhook_dead_letters SET attempts = attempts + 1, last_error = $4, dead_at = $5
+         WHERE endpoint = $1 AND dealership = $2 AND sequence = $3";
+    let base = sqlx::query(if error_class.is_some() {
+        update
+    } else {
+        delete
+    })
+    .bind(endpoint)
+    .bind(dealership)
+    .bind(as_i64(sequence));
+    let query = match error_class {
+        Some(class) => base.bind(class).bind(ts(now)),
+        None => base,
+    };
+    query.execute(&mut *write.tx).await?;
+    write.tx.commit().await?;
+    Ok(())
+}
+
 /// Every endpoint's `delivered_through` at `dealership`, by endpoint.
 pub async fn delivered_through(
     store: &Store,

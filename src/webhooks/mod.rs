@@ -11,6 +11,7 @@
 mod deliver;
 mod endpoint;
 mod purge;
+mod redeliver;
 mod signature;
 
 use std::path::Path;
@@ -22,6 +23,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 pub use endpoint::{Endpoint, Failure};
+pub use redeliver::Redelivery;
 pub use signature::sign;
 
 use crate::config::{Config, ConfigError, EventsConfig};
@@ -62,6 +64,7 @@ impl Webhooks {
     pub fn status(&self) -> Status {
         Status {
             endpoints: self.covering(),
+            posting: self.endpoints.clone().into(),
         }
     }
 
@@ -123,6 +126,8 @@ impl Webhooks {
 #[derive(Clone, Default)]
 pub struct Status {
     endpoints: Covering,
+    /// The endpoints themselves, to post a dead letter again from the status page.
+    posting: Arc<[Arc<Endpoint>]>,
 }
 
 /// An endpoint's standing over all its dealerships.

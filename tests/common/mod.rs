@@ -2,6 +2,7 @@
 //! MCP client over Streamable HTTP, with upstreams faked at the HTTP level.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod browser;
 pub mod config;
 pub mod inventory;
 pub mod leads;

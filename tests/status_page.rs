@@ -1,0 +1,234 @@
+//! The status page for people: refused without the operator's credential
+//! (an agent's token included) and from other sites; in a real headless
+//! Chromium, it shows a lead the demo's CRM refused, and its retry button
+//! delivers it. The browser test keeps screenshots in target/screenshots/.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use crate::common;
+use common::browser::Browser;
+use common::leads::{lead, wait_delivery};
+use common::{Bridge, call, connect, ok};
+use reqwest::StatusCode;
+
+const OPERATOR: &str = "demo-operator-token";
+
+/// The demo with lead delivery giving up after two quick attempts, and a
+/// lead of demo-cdk that its CRM refused (the CRM keeps refusing until told).
+async fn demo_with_a_dead_lead() -> (Bridge, common::Client, String) {
+    let bridge = common::demo_edited(|toml| {
+        toml.replace(
+            r#"delivery = { max_attempts = 12, base_delay = "2s", max_delay = "1m""#,
+            r#"delivery = { max_attempts = 2, base_delay = "50ms", max_delay = "200ms""#,
+        )
+    })
+    .await;
+    bridge.mocks.as_ref().unwrap().crm.fail_every(1);
+    let client = connect(&bridge.url, Some("demo-token-cdk")).await;
+    let created = ok(&call(&client, "leads.create", lead("demo-cdk", 7)).await);
+    let lead_id = created["lead_id"].as_str().unwrap().to_owned();
+    wait_delivery(
+        &client,
+        "demo-cdk",
+        &lead_id,
+        "failed",
+        Duration::from_secs(30),
+    )
+    .await;
+    (bridge, client, lead_id)
+}
+
+fn status_url(bridge: &Bridge) -> String {
+    format!("http://{}/status", bridge.addr)
+}
+
+async fn get(url: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+    let mut request = reqwest::Client::new().get(url);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send().await.unwrap()
+}
+
+#[tokio::test]
+async fn only_the_operator_gets_in_and_only_from_the_pages_own_origin() {
+    let (bridge, _client, lead_id) = demo_with_a_dead_lead().await;
+    let url = status_url(&bridge);
+    let operator = format!("Bearer {OPERATOR}");
+
+    // No credential: the sign-in form, 401, and nothing of the bridge's state.
+    let anonymous = get(&url, &[]).await;
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    let form = anonymous.text().await.unwrap();
+    assert!(form.contains("name=\"token\""), "{form}");
+    assert!(!form.contains(&lead_id));
+
+    // An agent's token, however broad, is not the operator's.
+    let agent = get(&url, &[("authorization", "Bearer demo-token-group")]).await;
+    assert_eq!(agent.status(), StatusCode::UNAUTHORIZED);
+    assert!(!agent.text().await.unwrap().contains(&lead_id));
+
+    // A forged or expired sign-in cookie.
+    let forged = get(&url, &[("cookie", "dms_bridge_status=99999999999.00")]).await;
+    assert_eq!(forged.status(), StatusCode::UNAUTHORIZED);
+
+    // The operator, as a script would.
+    let page = get(&url, &[("authorization", &operator)]).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(page.headers()["cache-control"], "no-store");
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    let html = page.text().await.unwrap();
+    assert!(html.contains(&format!("id=\"lead-{lead_id}\"")), "{html}");
+    assert!(
+        html.contains("<td>unavailable</td>"),
+        "the class of the CRM's last answer (a 500 reads as unavailable) is shown: {html}"
+    );
+    // No customer data: the lead's name, e-mail and phone are not on the page.
+    for pii in ["Whitfield7", "dana7@example.com", "5125550188"] {
+        assert!(!html.contains(pii), "{pii} on the status page");
+    }
+
+    // Another site's page, even with the credential; a foreign Host.
+    let foreign = get(
+        &url,
+        &[
+            ("authorization", &operator),
+            ("origin", "https://evil.example"),
+        ],
+    )
+    .await;
+    assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+    let rebinding = get(
+        &url,
+        &[("authorization", &operator), ("host", "evil.example")],
+    )
+    .await;
+    assert_eq!(rebinding.status(), StatusCode::FORBIDDEN);
+
+    // A cross-site form post, and a same-site one without the sign-in's form token.
+    let http = reqwest::Client::new();
+    let retry = format!("{url}/leads/{lead_id}/retry");
+    let cross = http
+        .post(&retry)
+        .header("sec-fetch-site", "cross-site")
+        .header("authorization", &operator)
+        .form(&[("form_token", "x")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cross.status(), StatusCode::FORBIDDEN);
+    let jar_cookie = sign_in(&url).await;
+    let tokenless = http
+        .post(&retry)
+        .header("cookie", &jar_cookie)
+        .form(&[("form_token", "forged")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(tokenless.status(), StatusCode::FORBIDDEN);
+    // Nothing was retried by the refused posts.
+    let still = get(&url, &[("authorization", &operator)])
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(still.contains(&format!("id=\"lead-{lead_id}\"")));
+}
+
+/// Signs in through the form; the `Cookie` header value to send after.
+async fn sign_in(url: &str) -> String {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let wrong = http
+        .post(format!("{url}/sign-in"))
+        .form(&[("token", "demo-token-cdk")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    let signed = http
+        .post(format!("{url}/sign-in"))
+        .form(&[("token", OPERATOR)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed.status(), StatusCode::SEE_OTHER);
+    let set = signed.headers()["set-cookie"].to_str().unwrap();
+    assert!(
+        set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+        "{set}"
+    );
+    set.split(';').next().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn without_a_status_table_there_is_no_page() {
+    let bridge = common::with_config(&common::small_config("", None)).await;
+    let page = get(&status_url(&bridge), &[]).await;
+    // Whatever answers the path (the MCP front door asks for a token), it is no page.
+    assert_ne!(page.status(), StatusCode::OK);
+    assert!(!page.text().await.unwrap().contains("name=\"token\""));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_browser_the_page_shows_the_failed_lead_and_its_retry_delivers_it() {
+    let (bridge, client, lead_id) = demo_with_a_dead_lead().await;
+    let url = status_url(&bridge);
+    let shots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    let browser = Browser::start().await;
+
+    browser.goto(&url).await;
+    let token = browser.find("input[name=token]").await;
+    browser.type_into(&token, OPERATOR).await;
+    let submit = browser.find("button[type=submit]").await;
+    browser.click(&submit).await;
+
+    let row = format!("#lead-{lead_id}");
+    let shown = browser.text(&row).await;
+    assert!(
+        shown.contains("dead") && shown.contains("unavailable"),
+        "{shown}"
+    );
+    assert!(browser.text("#outbox-totals").await.contains("dead 1"));
+    browser
+        .screenshot(&shots.join("status-page-failed-lead.png"))
+        .await;
+
+    // The CRM is back; the operator retries from the page and confirms.
+    bridge.mocks.as_ref().unwrap().crm.fail_every(0);
+    let retry = browser.find(&format!("{row} a.retry")).await;
+    browser.click(&retry).await;
+    assert!(
+        browser
+            .url()
+            .await
+            .ends_with(&format!("/leads/{lead_id}/retry"))
+    );
+    let confirm = browser.find("#confirm").await;
+    browser.click(&confirm).await;
+    let notice = browser.text("#notice").await;
+    assert!(notice.contains("queued for delivery again"), "{notice}");
+
+    wait_delivery(
+        &client,
+        "demo-cdk",
+        &lead_id,
+        "delivered",
+        Duration::from_secs(30),
+    )
+    .await;
+    browser.goto(&url).await;
+    let html = browser.source().await;
+    assert!(
+        !html.contains(&format!("id=\"lead-{lead_id}\"")),
+        "the lead is no longer in trouble"
+    );
+    assert!(browser.text("#outbox-totals").await.contains("dead 0"));
+    browser
+        .screenshot(&shots.join("status-page-after-retry.png"))
+        .await;
+    browser.quit().await;
+}
