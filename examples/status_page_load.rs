@@ -99,9 +99,10 @@ async fn call(
         .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(map))
         .await
         .unwrap();
-    result
-        .structured_content
-        .unwrap_or_else(|| panic!("{tool}: {result:?}"))
+    match result.structured_content {
+        Some(content) => content,
+        None => panic!("{tool}: {:?}", result.content),
+    }
 }
 
 /// One lead taken and failed through the real path; its id.

@@ -113,6 +113,8 @@ mod postgres_store;
 mod prompts_completions_logging;
 #[path = "recovery_calls.rs"]
 mod recovery_calls;
+#[path = "reload.rs"]
+mod reload;
 #[path = "repair_order_events.rs"]
 mod repair_order_events;
 #[path = "repair_order_mappings.rs"]

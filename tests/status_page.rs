@@ -232,3 +232,93 @@ async fn in_a_browser_the_page_shows_the_failed_lead_and_its_retry_delivers_it()
         .await;
     browser.quit().await;
 }
+
+#[tokio::test]
+async fn a_webhook_dead_letter_retried_from_the_page_is_delivered_once() {
+    let bridge = common::demo_edited(|toml| {
+        toml.replace(
+            "# types = [\"lead.created\", \"appointment.booked\"]",
+            "types = [\"lead.created\"]",
+        )
+        .replace(
+            "max_attempts = 12\nbase_delay = \"2s\"\nmax_delay = \"1m\"",
+            "max_attempts = 1\nbase_delay = \"20ms\"\nmax_delay = \"50ms\"",
+        )
+    })
+    .await;
+    let hooks = &bridge.mocks.as_ref().unwrap().webhooks;
+    hooks.fail_every(1);
+    let client = connect(&bridge.url, Some("demo-token-cdk")).await;
+    ok(&call(&client, "leads.create", lead("demo-cdk", 8)).await);
+    let store = bridge.gateway.store();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let letter = loop {
+        let (letters, _) = dms_bridge::store::operator::dead_letters(store, 10)
+            .await
+            .unwrap();
+        if let Some(letter) = letters.into_iter().next() {
+            break letter;
+        }
+        assert!(std::time::Instant::now() < deadline, "no dead letter");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        (letter.endpoint.as_str(), letter.dealership.as_str()),
+        ("demo-receiver", "demo-cdk")
+    );
+    let url = status_url(&bridge);
+    let operator = format!("Bearer {OPERATOR}");
+    let retry = format!(
+        "/status/webhooks/demo-receiver/demo-cdk/{}/retry",
+        letter.sequence
+    );
+    let html = get(&url, &[("authorization", &operator)])
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains(&format!("href=\"{retry}\"")), "{html}");
+
+    hooks.fail_every(0);
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let post = || async {
+        let answer = http
+            .post(format!("http://{}{retry}", bridge.addr))
+            .header("authorization", &operator)
+            .form(&[("form_token", "")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+        answer.headers()["location"].to_str().unwrap().to_owned()
+    };
+    assert!(post().await.contains("done=redelivered"));
+    let (left, total) = dms_bridge::store::operator::dead_letters(store, 10)
+        .await
+        .unwrap();
+    assert!(left.is_empty() && total == 0, "{left:?}");
+    let event = dms_bridge::store::events::after(store, "demo-cdk", letter.sequence - 1, 1)
+        .await
+        .unwrap()
+        .remove(0)
+        .event;
+    let taken: Vec<_> = hooks
+        .deliveries()
+        .into_iter()
+        .filter(|d| d.id == event.id)
+        .collect();
+    assert_eq!(taken.len(), 1, "the receiver took it once: {taken:?}");
+    // A second retry finds no dead letter and sends nothing.
+    assert!(post().await.contains("done=gone"));
+    assert_eq!(
+        hooks
+            .deliveries()
+            .iter()
+            .filter(|d| d.id == event.id)
+            .count(),
+        1
+    );
+}

@@ -30,7 +30,7 @@ pub struct Reply {
 /// Sends `request` and reads the whole body (up to [`MAX_BODY_BYTES`]).
 pub async fn send(request: reqwest::RequestBuilder) -> Result<Reply, AdapterError> {
     // Continue the caller's trace upstream (W3C trace context).
-    let request = match crate::telemetry::trace::TraceContext::current_header() {
+    let request = match crate::telemetry::otlp::outgoing_traceparent() {
         Some(traceparent) => request.header("traceparent", traceparent),
         None => request,
     };

@@ -9,6 +9,7 @@ mod error;
 pub mod feed;
 mod flight;
 pub mod http;
+mod live;
 pub mod mapping;
 pub mod resilience;
 pub mod rest;
@@ -30,6 +31,7 @@ pub use adf::{AdfSink, DeliveryReceipt, LeadDelivery};
 pub use build_error::BuildError;
 pub use context::DealershipContext;
 pub use error::{AdapterError, ErrorClass};
+pub use live::Adapter;
 // The canonical types adapters answer in live in `model`; re-exported as the
 // vocabulary of the adapter trait.
 pub use crate::model::repair_order::{RepairOrder, RoQuery, RoRef, RoStatus};
@@ -176,11 +178,11 @@ pub trait UpstreamAdapter {
 macro_rules! adapter_kinds {
     ($($(#[$doc:meta])* $kind:ident($inner:ty),)+) => {
         /// The closed set of adapter kinds.
-        pub enum Adapter {
+        pub enum AdapterKind {
             $($(#[$doc])* $kind($inner),)+
         }
 
-        impl UpstreamAdapter for Adapter {
+        impl UpstreamAdapter for AdapterKind {
             fn domains(&self) -> &[Domain] {
                 match self { $(Self::$kind(a) => a.domains(),)+ }
             }
@@ -279,7 +281,7 @@ macro_rules! adapter_kinds {
     };
 }
 
-// A new kind is its module, one line here and one arm in `Adapter::build`
+// A new kind is its module, one line here and one arm in `AdapterKind::build`
 // (besides its `UpstreamConfig` variant). The large kinds are boxed so the
 // enum stays the size of the small ones.
 adapter_kinds! {
@@ -293,7 +295,7 @@ adapter_kinds! {
     Soap(Box<soap::SoapAdapter>),
 }
 
-impl Adapter {
+impl AdapterKind {
     /// Builds the kind `config` names for one dealership. No connection is
     /// made; every problem is reported, each at its key where it has one.
     pub fn build(

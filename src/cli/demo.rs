@@ -177,7 +177,7 @@ mod with_mocks {
             stdio,
             require_sign_in,
         ));
-        let result = Box::pin(serve(&cfg, Path::new("."), stdio, Some(banner))).await;
+        let result = Box::pin(serve(&cfg, Path::new("."), stdio, Some(banner), None)).await;
         cancel.cancel();
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", store.display()));

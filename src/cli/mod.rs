@@ -3,6 +3,7 @@
 
 pub mod demo;
 mod record;
+mod reload;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -257,7 +258,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let cfg = config::load_file(&config).map_err(|e| anyhow::anyhow!("{e}"))?;
             let base = config.parent().unwrap_or(Path::new(".")).to_path_buf();
             // Boxed: the server future is deep enough to exceed the layout query limit inline.
-            Box::pin(serve(&cfg, &base, stdio, None)).await
+            Box::pin(serve(&cfg, &base, stdio, None, Some(&config))).await
         }
         Command::Check { config } => check(&config),
         Command::Schema => {
@@ -513,14 +514,25 @@ fn check(path: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Builds the runtime and serves over HTTP or stdio until interrupted.
+/// Builds the runtime and serves over HTTP or stdio until interrupted;
+/// with `reload_from` (the config file), credentials reload on SIGHUP and
+/// when that file or a secret file changes.
 pub async fn serve(
     cfg: &Config,
     base: &Path,
     stdio: bool,
     banner: Option<String>,
+    reload_from: Option<&Path>,
 ) -> anyhow::Result<()> {
-    Box::pin(serve_until(cfg, base, stdio, banner, shutdown_signal())).await
+    Box::pin(serve_until(
+        cfg,
+        base,
+        stdio,
+        banner,
+        reload_from,
+        shutdown_signal(),
+    ))
+    .await
 }
 
 /// [`serve`], over HTTP until `stop` completes (an interruption, or the end
@@ -530,6 +542,7 @@ pub async fn serve_until(
     base: &Path,
     stdio: bool,
     banner: Option<String>,
+    reload_from: Option<&Path>,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let runtime = runtime::build(cfg, base).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -540,6 +553,9 @@ pub async fn serve_until(
         .start(&background)
         .await
         .context("opening the store")?;
+    if let Some(path) = reload_from {
+        reload::spawn(path, &started, &background);
+    }
     let gateway = started.gateway.clone();
     if stdio {
         if let Some(b) = banner {

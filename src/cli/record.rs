@@ -73,7 +73,15 @@ pub async fn record(args: RecordArgs) -> anyhow::Result<()> {
             _ = done.cancelled() => tracing::info!("Recording complete."),
         }
     };
-    let served = Box::pin(serve_until(&recording.config, &base, false, None, stop)).await;
+    let served = Box::pin(serve_until(
+        &recording.config,
+        &base,
+        false,
+        None,
+        None,
+        stop,
+    ))
+    .await;
     proxies.cancel();
     println!(
         "recorded {} exchange(s) of upstream {} into {}",

@@ -318,6 +318,23 @@ pub enum UpstreamConfig {
 }
 
 impl UpstreamConfig {
+    /// Every secret this upstream reads (a reload watches the files among them).
+    pub fn secret_sources(&self) -> Vec<&SecretSource> {
+        match self {
+            Self::Rest(r) => r
+                .client_id
+                .iter()
+                .chain(&r.client_secret)
+                .chain(r.secrets.values())
+                .chain(r.inbound_events.iter().map(|i| &i.secret))
+                .collect(),
+            Self::Feed(f) => f.secrets.values().collect(),
+            Self::AdfHttp(a) => a.token.iter().chain(&a.hmac_secret).collect(),
+            Self::AdfEmail(e) => e.username.iter().chain(&e.password).collect(),
+            Self::Soap(s) => s.username.iter().chain(&s.password).collect(),
+        }
+    }
+
     /// The kind's own settings and checks: the one match over the kinds a
     /// new kind adds an arm to (besides its variant above).
     pub fn kind(&self) -> &dyn UpstreamKind {

@@ -175,7 +175,7 @@ async fn take(
     let event_id = header_text(headers, id_header)
         .map(str::trim)
         .filter(|id| !id.is_empty() && id.len() <= MAX_EVENT_ID);
-    authenticate(sink, headers, event_id, &body)?;
+    authenticate(&sink, headers, event_id, &body)?;
     let event_id = event_id.ok_or(Refusal::Invalid("an event id header is required"))?;
     let event: Value = serde_json::from_slice(&body)
         .map_err(|_| Refusal::Invalid("the event body is not JSON"))?;

@@ -80,7 +80,7 @@ impl LeadDesk {
             upstream: s.upstream.to_owned(),
             channel: s.channel.to_owned(),
             document: self.render(s),
-            traceparent: crate::telemetry::trace::TraceContext::current_header(),
+            traceparent: crate::telemetry::otlp::outgoing_traceparent(),
         };
         Ok(self.accept(&lead).await?)
     }

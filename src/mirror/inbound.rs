@@ -43,9 +43,10 @@ pub struct SignedHeaders<'a> {
     pub signature: &'a str,
 }
 
-/// Every upstream that accepts inbound events, by upstream id. Cheap to clone.
+/// Every upstream that accepts inbound events, by upstream id. Cheap to clone;
+/// clones share one table, which a reload replaces whole (new secrets).
 #[derive(Clone, Default)]
-pub struct InboundSinks(Arc<BTreeMap<String, InboundSink>>);
+pub struct InboundSinks(Arc<arc_swap::ArcSwap<BTreeMap<String, Arc<InboundSink>>>>);
 
 impl InboundSinks {
     /// Reads each `inbound_events` secret; problems go to `errors` with their paths.
@@ -80,19 +81,34 @@ impl InboundSinks {
                 dealerships,
                 min_read_interval: inbound.min_read_interval,
             };
-            sinks.insert(id.clone(), sink);
+            sinks.insert(id.clone(), Arc::new(sink));
         }
-        Self(Arc::new(sinks))
+        Self(Arc::new(arc_swap::ArcSwap::from_pointee(sinks)))
     }
 
-    pub fn get(&self, upstream: &str) -> Option<&InboundSink> {
-        self.0.get(upstream)
+    pub fn get(&self, upstream: &str) -> Option<Arc<InboundSink>> {
+        self.0.load().get(upstream).cloned()
+    }
+
+    /// Upstreams that take inbound events.
+    pub fn len(&self) -> usize {
+        self.0.load().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Takes `other`'s sinks (a reload) for every event from now on.
+    pub fn replace(&self, other: &InboundSinks) {
+        self.0.store(other.0.load_full());
     }
 
     /// The least time between event-asked reads of `dealership`'s inventory
     /// (zero when no vendor pushes for it).
     pub fn min_read_interval(&self, dealership: &str) -> Duration {
         self.0
+            .load()
             .values()
             .filter(|sink| sink.dealerships.iter().any(|d| d == dealership))
             .map(|sink| sink.min_read_interval)

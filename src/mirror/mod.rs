@@ -254,7 +254,7 @@ impl Mirror {
     }
 
     /// The inbound events `upstream` accepts, if its vendor pushes any.
-    pub fn inbound(&self, upstream: &str) -> Option<&InboundSink> {
+    pub fn inbound(&self, upstream: &str) -> Option<std::sync::Arc<InboundSink>> {
         self.inner.inbound.get(upstream)
     }
 

@@ -157,3 +157,10 @@ pub fn current_traceparent() -> Option<String> {
         format!("00-{}-{}-{flags}", span.trace_id(), span.span_id())
     })
 }
+
+/// The `traceparent` to send upstream from inside a call: with span export
+/// on, it names the exporting span (the upstream request), so the upstream's
+/// own trace hangs under it; else a child of the call's trace, if any.
+pub fn outgoing_traceparent() -> Option<String> {
+    current_traceparent().or_else(super::trace::TraceContext::current_header)
+}

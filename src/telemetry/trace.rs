@@ -63,11 +63,10 @@ impl TraceContext {
         )
     }
 
-    /// The `traceparent` to send upstream from inside a call, if any.
-    /// With span export on, it names the exporting span (the upstream request),
-    /// so the upstream's own trace hangs under it.
+    /// The `traceparent` to send upstream from inside a call, if any
+    /// (`telemetry::otlp::outgoing_traceparent` prefers the exporting span).
     pub fn current_header() -> Option<String> {
-        super::otlp::current_traceparent().or_else(|| CURRENT.try_with(|t| t.child_header()).ok())
+        CURRENT.try_with(|t| t.child_header()).ok()
     }
 }
 

@@ -19,7 +19,8 @@ pub struct Endpoint {
     /// The dealerships whose events it gets (`"*"` expanded).
     pub dealerships: Vec<String>,
     url: reqwest::Url,
-    key: SecretSlice<u8>,
+    /// The signing key; a reload replaces it (see [`Self::take_key_of`]).
+    key: arc_swap::ArcSwap<SecretSlice<u8>>,
     /// `None`: every type.
     types: Option<BTreeSet<EventType>>,
     pub max_attempts: u32,
@@ -71,13 +72,18 @@ impl Endpoint {
             id: id.to_owned(),
             dealerships: crate::config::webhook_dealerships(config, hook),
             url,
-            key: SecretSlice::from(key),
+            key: arc_swap::ArcSwap::from_pointee(SecretSlice::from(key)),
             types,
             max_attempts: hook.max_attempts,
             base_delay: hook.base_delay,
             max_delay: hook.max_delay,
             client,
         })
+    }
+
+    /// Signs from now on with `other`'s key (a reload's new secret for this endpoint).
+    pub fn take_key_of(&self, other: &Endpoint) {
+        self.key.store(other.key.load_full());
     }
 
     /// Whether the endpoint takes events of this type.
@@ -92,7 +98,7 @@ impl Endpoint {
             retry_after: None,
         })?;
         let timestamp = Utc::now().timestamp();
-        let signature = sign(self.key.expose_secret(), &event.id, timestamp, &body);
+        let signature = sign(self.key.load().expose_secret(), &event.id, timestamp, &body);
         let sent = self
             .client
             .post(self.url.clone())

@@ -60,6 +60,11 @@ pub fn build(config: &Config, base: &Path, errors: &mut Vec<ConfigError>) -> Web
 }
 
 impl Webhooks {
+    /// The endpoints as built (a reload takes their keys).
+    pub fn endpoints(&self) -> &[Arc<Endpoint>] {
+        &self.endpoints
+    }
+
     /// What `/readyz` reports from.
     pub fn status(&self) -> Status {
         Status {
@@ -143,6 +148,11 @@ pub struct Report {
 }
 
 impl Status {
+    /// The running endpoints (a reload gives them new keys).
+    pub fn endpoints(&self) -> &[Arc<Endpoint>] {
+        &self.posting
+    }
+
     /// Every endpoint's standing, in id order.
     pub async fn report(&self, store: &Store) -> Result<Vec<Report>, StoreError> {
         let mut reports = Vec::with_capacity(self.endpoints.len());

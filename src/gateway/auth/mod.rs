@@ -18,7 +18,8 @@ use subtle::ConstantTimeEq;
 
 /// Checks presented bearer tokens against the configured ones.
 pub struct Authenticator {
-    tokens: Vec<([u8; 32], Arc<Principal>)>,
+    /// Static tokens by digest; a reload replaces the whole table at once.
+    tokens: arc_swap::ArcSwap<Vec<([u8; 32], Arc<Principal>)>>,
     anonymous: Option<Arc<Principal>>,
     oauth: Option<OAuthVerifier>,
 }
@@ -37,10 +38,7 @@ impl Authenticator {
         anonymous_dealerships: BTreeSet<String>,
         oauth: Option<OAuthVerifier>,
     ) -> Self {
-        let tokens = tokens
-            .into_iter()
-            .map(|(secret, p)| (digest(secret.expose_secret()), Arc::new(p)))
-            .collect();
+        let tokens = arc_swap::ArcSwap::from_pointee(token_table(tokens));
         let anonymous = (!anonymous_dealerships.is_empty()).then(|| {
             Arc::new(Principal {
                 name: Arc::from("anonymous"),
@@ -83,6 +81,12 @@ impl Authenticator {
         }
     }
 
+    /// The static tokens from now on (a reload): a call already admitted
+    /// keeps its principal; the next request is checked against `tokens`.
+    pub fn replace_tokens(&self, tokens: Vec<(SecretString, Principal)>) {
+        self.tokens.store(Arc::new(token_table(tokens)));
+    }
+
     /// The OAuth settings, when sign-in is configured.
     pub fn oauth(&self) -> Option<&OAuthVerifier> {
         self.oauth.as_ref()
@@ -93,7 +97,7 @@ impl Authenticator {
     pub fn authenticate(&self, presented: &str) -> Option<Arc<Principal>> {
         let presented = digest(presented);
         let mut found = None;
-        for (expected, principal) in &self.tokens {
+        for (expected, principal) in self.tokens.load().iter() {
             if bool::from(expected.ct_eq(&presented)) {
                 found = Some(principal.clone());
             }
@@ -105,6 +109,13 @@ impl Authenticator {
     pub fn anonymous(&self) -> Option<Arc<Principal>> {
         self.anonymous.clone()
     }
+}
+
+fn token_table(tokens: Vec<(SecretString, Principal)>) -> Vec<([u8; 32], Arc<Principal>)> {
+    tokens
+        .into_iter()
+        .map(|(secret, p)| (digest(secret.expose_secret()), Arc::new(p)))
+        .collect()
 }
 
 fn digest(token: &str) -> [u8; 32] {

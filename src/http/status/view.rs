@@ -1,5 +1,5 @@
 //! Everything the status page shows, read at one moment from the gateway,
-//! the store and the webhook standing. Rendering is [`super::page`].
+//! the store and the webhook standing. The page module renders it.
 
 use chrono::{DateTime, Utc};
 

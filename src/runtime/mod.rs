@@ -2,6 +2,10 @@
 //! where I/O happens: secrets are read, profile and mapping files loaded,
 //! clients created. Every problem is reported with its config path.
 
+mod reload;
+
+pub use reload::{ReloadError, Reloaded, Reloader};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -64,6 +68,8 @@ struct Parts {
 /// A running gateway and its background work.
 pub struct Started {
     pub gateway: Gateway,
+    /// The inbound events' secrets, shared with the mirror (a reload replaces them).
+    pub inbound: InboundSinks,
     /// What `/readyz` reports besides the gateway: webhooks and shared quotas.
     pub standing: Standing,
     audit_task: Option<JoinHandle<()>>,
@@ -102,7 +108,7 @@ impl Runtime {
             self.mirror,
             self.parts.metrics.clone(),
             mirror_sources(&self.parts.dealerships),
-            self.inbound,
+            self.inbound.clone(),
         );
         let leases = Leases::new(&store);
         mirror.start(&leases, cancel).await;
@@ -171,6 +177,7 @@ impl Runtime {
                 quotas: p.quotas,
                 status: self.status,
             },
+            inbound: self.inbound,
             audit_task,
             outbox_task,
             webhooks_task,
@@ -379,6 +386,16 @@ fn shared_quotas(
         .ok()
 }
 
+/// What an adapter knows of its dealership (`None`: a timezone `validate` refused).
+fn dealership_context(d: &DealershipConfig) -> Option<DealershipContext> {
+    Some(DealershipContext {
+        id: d.id.clone(),
+        currency: d.currency.clone(),
+        timezone: d.timezone.parse().ok()?,
+        region: d.address.region.clone(),
+    })
+}
+
 fn build_dealership(
     config: &Config,
     index: usize,
@@ -387,13 +404,8 @@ fn build_dealership(
     policies: &BTreeMap<String, Arc<UpstreamPolicy>>,
     errors: &mut Vec<ConfigError>,
 ) -> Option<Dealership> {
-    let timezone: chrono_tz::Tz = d.timezone.parse().ok()?;
-    let context = DealershipContext {
-        id: d.id.clone(),
-        currency: d.currency.clone(),
-        timezone,
-        region: d.address.region.clone(),
-    };
+    let context = dealership_context(d)?;
+    let timezone = context.timezone;
     let mut routes = BTreeMap::new();
     // One adapter per upstream and dealership, shared by the domains routed to
     // it: one token cache, one feed refresher, and each problem reported once.
@@ -444,6 +456,24 @@ fn build_dealership(
 }
 
 fn build_auth(config: &Config, base: &Path, errors: &mut Vec<ConfigError>) -> Authenticator {
+    let tokens = static_tokens(config, base, errors);
+    // With sign-in on, only where the operator keeps anonymous callers.
+    let anonymous_allowed = config.oauth.as_ref().is_none_or(|o| o.allow_anonymous);
+    let anonymous: BTreeSet<String> = config
+        .dealerships
+        .iter()
+        .filter(|d| anonymous_allowed && d.anonymous_inventory)
+        .map(|d| d.id.clone())
+        .collect();
+    Authenticator::new(tokens, anonymous, build_oauth(config, errors))
+}
+
+/// `[[tokens]]` with their secrets read; problems go to `errors`.
+fn static_tokens(
+    config: &Config,
+    base: &Path,
+    errors: &mut Vec<ConfigError>,
+) -> Vec<(secrecy::SecretString, Principal)> {
     let mut tokens = Vec::new();
     for (i, t) in config.tokens.iter().enumerate() {
         let secret = match resolve_secret(&t.secret, base) {
@@ -469,15 +499,7 @@ fn build_auth(config: &Config, base: &Path, errors: &mut Vec<ConfigError>) -> Au
             },
         ));
     }
-    // With sign-in on, only where the operator keeps anonymous callers.
-    let anonymous_allowed = config.oauth.as_ref().is_none_or(|o| o.allow_anonymous);
-    let anonymous: BTreeSet<String> = config
-        .dealerships
-        .iter()
-        .filter(|d| anonymous_allowed && d.anonymous_inventory)
-        .map(|d| d.id.clone())
-        .collect();
-    Authenticator::new(tokens, anonymous, build_oauth(config, errors))
+    tokens
 }
 
 /// The OAuth verifier; it fetches nothing until the first token arrives.
