@@ -152,19 +152,15 @@ async fn clone_failed(db: &std::path::Path, lead_id: &str, total: u32) {
         .await
         .unwrap();
     let copies = i64::from(total.saturating_sub(1));
-    for sql in [
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2)
-         INSERT INTO leads (lead_id, dealership, created_at, fingerprint, source_agent, request, appointment)
-         SELECT l.lead_id || '-' || n.i, l.dealership, l.created_at, l.fingerprint || n.i, l.source_agent, l.request, l.appointment
-         FROM leads l, n WHERE l.lead_id = $1",
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2)
-         INSERT INTO lead_deliveries (lead_id, upstream, channel, document, traceparent, state, attempts,
-             next_attempt_at, lease_until, last_attempt_at, last_error, delivered_at, receipt)
-         SELECT d.lead_id || '-' || n.i, d.upstream, d.channel, d.document, d.traceparent, d.state, d.attempts,
-             d.next_attempt_at, d.lease_until, d.last_attempt_at, d.last_error, d.delivered_at, d.receipt
-         FROM lead_deliveries d, n WHERE d.lead_id = $1",
-    ] {
-        sqlx::query(sql).bind(lead_id).bind(copies).execute(&pool).await.unwrap();
+    // The recursive count starts at 1: with nothing to copy, copy nothing.
+    let statements = if copies == 0 { &[][..] } else { &CLONE_SQL[..] };
+    for &sql in statements {
+        sqlx::query(sql)
+            .bind(lead_id)
+            .bind(copies)
+            .execute(&pool)
+            .await
+            .unwrap();
     }
     let failed: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM lead_deliveries WHERE state = 'failed'")
@@ -173,6 +169,20 @@ async fn clone_failed(db: &std::path::Path, lead_id: &str, total: u32) {
             .unwrap();
     assert_eq!(failed, i64::from(total));
 }
+
+/// Copies of one lead and its delivery, `$2` of them, ids suffixed.
+const CLONE_SQL: [&str; 2] = [
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2)
+     INSERT INTO leads (lead_id, dealership, created_at, fingerprint, source_agent, request, appointment)
+     SELECT l.lead_id || '-' || n.i, l.dealership, l.created_at, l.fingerprint || n.i, l.source_agent, l.request, l.appointment
+     FROM leads l, n WHERE l.lead_id = $1",
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2)
+     INSERT INTO lead_deliveries (lead_id, upstream, channel, document, traceparent, state, attempts,
+         next_attempt_at, lease_until, last_attempt_at, last_error, delivered_at, receipt)
+     SELECT d.lead_id || '-' || n.i, d.upstream, d.channel, d.document, d.traceparent, d.state, d.attempts,
+         d.next_attempt_at, d.lease_until, d.last_attempt_at, d.last_error, d.delivered_at, d.receipt
+     FROM lead_deliveries d, n WHERE d.lead_id = $1",
+];
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;

@@ -322,3 +322,64 @@ async fn a_webhook_dead_letter_retried_from_the_page_is_delivered_once() {
         1
     );
 }
+
+/// On the real binary, whose log this test reads: each refusal is logged,
+/// an agent's token by the agent's name (never the token).
+#[tokio::test]
+async fn refusals_are_logged_and_an_agents_token_is_named() {
+    use common::config::{BridgeConfig, Dealership, Token, quoted};
+    let dir = tempfile::tempdir().unwrap();
+    let addr = common::process::free_addr();
+    let toml = BridgeConfig::new()
+        .section("server", &format!("listen = {}", quoted(&addr.to_string())))
+        .section(
+            "status",
+            &format!("operator_token = {{ value = {} }}", quoted(OPERATOR)),
+        )
+        .dealership(Dealership::acme())
+        .token(Token::new(
+            "acme-bot",
+            "acme-bot-token",
+            &["acme"],
+            &["amcp:inventory:read"],
+        ))
+        .render();
+    let path = dir.path().join("bridge.toml");
+    std::fs::write(&path, toml).unwrap();
+    let log_path = dir.path().join("bridge.log");
+    let _bridge = tokio::process::Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
+        .args(["serve", "--config"])
+        .arg(&path)
+        .env("DMS_BRIDGE_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    common::process::wait_healthy(addr).await;
+    let url = format!("http://{addr}/status");
+    let agent = get(&url, &[("authorization", "Bearer acme-bot-token")]).await;
+    assert_eq!(agent.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(get(&url, &[]).await.status(), StatusCode::UNAUTHORIZED);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let log = loop {
+        let log = std::fs::read_to_string(&log_path).unwrap();
+        if log.matches("Refused a status page request").count() >= 2 {
+            break log;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "refusals not logged:\n{log}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        log.contains("with an agent's token") && log.contains("principal=acme-bot"),
+        "{log}"
+    );
+    assert!(log.contains("no operator credential"), "{log}");
+    assert!(
+        !log.contains("acme-bot-token"),
+        "a token reached the log:\n{log}"
+    );
+}
