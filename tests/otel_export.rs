@@ -17,7 +17,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use prost::Message;
 use serde_json::json;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 /// One exported span, ids in lower-case hex as a `traceparent` writes them.
 #[derive(Clone, Debug)]
@@ -148,18 +148,13 @@ fn write_config(
 
 /// `dms-bridge serve` with span export to `endpoint`, batched every 100 ms.
 async fn start_exporting(config: &std::path::Path, addr: SocketAddr, endpoint: &str) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
-        .args(["serve", "--config"])
-        .arg(config)
-        .env("DMS_BRIDGE_LOG", "error")
-        .env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", endpoint)
-        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
-        .stdout(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    common::process::wait_healthy(addr).await;
-    child
+    let env = [
+        ("DMS_BRIDGE_LOG", "error"),
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", endpoint),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+    ];
+    let log = config.with_file_name("bridge.log");
+    common::process::start_bridge_logging(config, addr, &env, &log).await
 }
 
 /// The bridge exporting spans to `endpoint`, its upstreams, and a client.

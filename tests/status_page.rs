@@ -347,16 +347,8 @@ async fn refusals_are_logged_and_an_agents_token_is_named() {
     let path = dir.path().join("bridge.toml");
     std::fs::write(&path, toml).unwrap();
     let log_path = dir.path().join("bridge.log");
-    let _bridge = tokio::process::Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
-        .args(["serve", "--config"])
-        .arg(&path)
-        .env("DMS_BRIDGE_LOG", "warn")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&log_path).unwrap())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    common::process::wait_healthy(addr).await;
+    let env = [("DMS_BRIDGE_LOG", "warn")];
+    let _bridge = common::process::start_bridge_logging(&path, addr, &env, &log_path).await;
     let url = format!("http://{addr}/status");
     let agent = get(&url, &[("authorization", "Bearer acme-bot-token")]).await;
     assert_eq!(agent.status(), StatusCode::UNAUTHORIZED);

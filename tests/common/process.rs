@@ -21,6 +21,28 @@ pub fn free_addr() -> SocketAddr {
     format!("127.0.0.1:{}", free_port()).parse().unwrap()
 }
 
+/// `dms-bridge serve --config config` with `env` set and its log written to
+/// `log`, once `addr` answers `/healthz`; for tests that read the log or
+/// set what only the process environment can (OTLP export).
+pub async fn start_bridge_logging(
+    config: &std::path::Path,
+    addr: SocketAddr,
+    env: &[(&str, &str)],
+    log: &std::path::Path,
+) -> Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
+        .args(["serve", "--config"])
+        .arg(config)
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    wait_healthy(addr).await;
+    child
+}
+
 /// Starts `dms-bridge serve --config config` and waits until `addr` answers `/healthz`.
 pub async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
     let child = Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
