@@ -336,6 +336,8 @@ async fn refusals_are_logged_and_an_agents_token_is_named() {
             "status",
             &format!("operator_token = {{ value = {} }}", quoted(OPERATOR)),
         )
+        // Not the default file store in the working directory.
+        .section("store", "url = \"sqlite::memory:\"")
         .dealership(Dealership::acme())
         .token(Token::new(
             "acme-bot",
