@@ -14,6 +14,8 @@
 //!   (idempotency keys, invalidation), the upstream error mapping, audit;
 //! - [`tools`]: the canonical surface, one table row per tool plus handlers
 //!   that see a `ToolContext`, never the gateway;
+//! - [`lifecycle`]: the customer data lifecycle (retention purge, reseal
+//!   under the current key, erasure of one customer);
 //! - [`leads`] (the lead desk, its domain record and outbox), [`mirror`] (the
 //!   inventory mirror and its `vehicle.*` events), [`webhooks`] (signed event
 //!   webhooks out, from a durable cursor), [`adapters`]
@@ -38,6 +40,7 @@ pub mod gateway;
 pub mod http;
 pub mod kit;
 pub mod leads;
+pub mod lifecycle;
 pub mod mcp;
 pub mod mirror;
 pub mod model;

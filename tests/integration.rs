@@ -21,6 +21,8 @@ mod cdk_rest_adapter;
 mod chaos;
 #[path = "config_check.rs"]
 mod config_check;
+#[path = "data_lifecycle.rs"]
+mod data_lifecycle;
 #[path = "deals_jdpower.rs"]
 mod deals_jdpower;
 #[path = "deals_trade_value.rs"]

@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["mcp"],
     &["gateway"],
     &["tools"],
+    &["lifecycle"],
     &["leads", "mirror", "webhooks"],
     &["adapters", "store"],
     &["quotas"],

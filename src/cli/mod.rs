@@ -1,6 +1,8 @@
 //! Command line: `demo`, `serve`, `check`, `schema`, `mapping test`, `probe`,
-//! `verify`, `conform`, `leads retry`, `record`, `replay`.
+//! `verify`, `conform`, `leads retry`, `record`, `replay`, and the
+//! customer data commands `erase`, `erasures`, `audit`, `keys`.
 
+mod data;
 pub mod demo;
 mod record;
 mod reload;
@@ -169,6 +171,22 @@ pub enum Command {
     Leads {
         #[command(subcommand)]
         action: LeadsAction,
+    },
+    /// Erase one customer's data (leads, consent grants, deliveries and
+    /// their ADF documents, bookings, events) by e-mail or phone; --dry-run
+    /// lists what would go. The erasure itself is recorded, without the data.
+    Erase(data::EraseArgs),
+    /// The record of past erasures, as JSON lines.
+    Erasures {
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+    /// The audit trail: tool calls and refused requests, as a table or JSON lines.
+    Audit(data::AuditArgs),
+    /// Keys that seal customer data at rest ([store.encryption]).
+    Keys {
+        #[command(subcommand)]
+        action: data::KeysAction,
     },
     /// Run the bridge as `serve` does, recording one upstream's exchanges
     /// into a fixture set, customer data faked and credentials removed
@@ -388,6 +406,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     lead,
                 },
         } => retry_leads(&config, dealership.as_deref(), lead.as_deref()).await,
+        Command::Erase(args) => data::run_erase(args).await,
+        Command::Erasures { config } => data::run_erasures(&config).await,
+        Command::Audit(args) => data::run_audit(args).await,
+        Command::Keys { action } => data::run_keys(action).await,
         Command::Record(args) => Box::pin(record::record(args)).await,
         Command::Replay(args) => record::replay(args).await,
     }
@@ -399,7 +421,8 @@ async fn retry_leads(
     lead: Option<&str>,
 ) -> anyhow::Result<()> {
     let cfg = config::load_file(path).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let store = crate::store::Store::open(&cfg.store.url).await?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let store = runtime::sealing::open_store(&cfg, base).await?;
     let queued = crate::store::leads::requeue_failed(&store, dealership, lead).await?;
     println!("{queued} failed lead delivery(ies) queued again");
     // A named lead that was not queued: say why, and fail for one that is not there.

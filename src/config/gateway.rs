@@ -205,6 +205,9 @@ pub struct StoreConfig {
     pub url: String,
     /// Write one audit record per tool call.
     pub audit: bool,
+    /// Seal customer data at rest; absent, it is stored in the clear (and
+    /// the bridge says so at start).
+    pub encryption: Option<super::EncryptionConfig>,
 }
 
 impl Default for StoreConfig {
@@ -212,6 +215,7 @@ impl Default for StoreConfig {
         Self {
             url: "sqlite://dms-bridge.db".into(),
             audit: true,
+            encryption: None,
         }
     }
 }

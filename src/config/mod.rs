@@ -17,6 +17,7 @@ mod load;
 pub mod locate;
 mod mirror;
 mod oauth;
+mod privacy;
 mod problems;
 mod quotas;
 pub mod reference;
@@ -47,6 +48,7 @@ pub use leads::{AdfEmailConfig, AdfHttpConfig, DeliveryConfig, LeadsConfig, Smtp
 pub use load::{from_toml_str, load_file};
 pub use mirror::{MirrorConfig, SyncInterval};
 pub use oauth::{OAuthConfig, OAuthGrant};
+pub use privacy::{EncryptionConfig, RetentionConfig, key_bytes};
 pub use quotas::QuotasConfig;
 pub use secret::{InlineSecret, SecretSource, resolve_secret};
 pub use soap::SoapUpstreamConfig;
@@ -105,6 +107,9 @@ pub struct Config {
     /// The status page for people, behind an operator credential; absent, no page.
     #[serde(default)]
     pub status: Option<StatusConfig>,
+    /// How long each kind of record (customer data above all) is kept.
+    #[serde(default)]
+    pub retention: RetentionConfig,
 }
 
 /// The MCP endpoint and the HTTP server in front of it.

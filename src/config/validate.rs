@@ -68,6 +68,7 @@ impl Config {
         super::quotas::validate(self, &mut errors);
         super::store::validate(self, &mut errors);
         super::status::validate(self, &mut errors);
+        super::privacy::validate(self, &mut errors);
         errors
     }
 

@@ -114,4 +114,31 @@ impl Gateway {
     pub fn store(&self) -> &Store {
         &self.inner.services.store
     }
+
+    /// A request refused at the front door, as a security event: counted,
+    /// and a row of the audit trail (tool `front_door`, outcome
+    /// `refused.<class>`, the method and path in place of the argument shape).
+    pub async fn record_refusal(&self, class: &'static str, principal: Option<&str>, route: &str) {
+        self.metrics()
+            .refusals
+            .get_or_create(&crate::telemetry::metrics::KindLabel { kind: class })
+            .inc();
+        let Some(audit) = &self.inner.audit else {
+            return;
+        };
+        audit
+            .record(crate::store::AuditRecord {
+                at: chrono::Utc::now(),
+                trace_id: crate::telemetry::trace::TraceContext::generate().trace_id,
+                principal: principal.unwrap_or("anonymous").to_owned(),
+                dealership: None,
+                tool: "front_door".into(),
+                adapter: None,
+                outcome: format!("refused.{class}"),
+                latency_us: 0,
+                cache_hit: false,
+                arg_shape: vec![route.to_owned()],
+            })
+            .await;
+    }
 }

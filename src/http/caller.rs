@@ -201,5 +201,10 @@ fn unauthorized(gateway: &Gateway, token_presented: bool) -> Response {
         header::WWW_AUTHENTICATE,
         signed_in_challenge.unwrap_or(HeaderValue::from_static(static_challenge)),
     );
-    response
+    let class = if token_presented {
+        "token_invalid"
+    } else {
+        "token_missing"
+    };
+    super::refusals::mark(response, class)
 }

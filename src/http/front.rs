@@ -543,12 +543,21 @@ fn too_large(limit: usize) -> Response {
     ))
 }
 
+/// A request whose Host (or target) cannot be read: every 400 here is one.
 fn bad_request(message: &'static str) -> Response {
-    (StatusCode::BAD_REQUEST, message).into_response()
+    super::refusals::mark(
+        (StatusCode::BAD_REQUEST, message).into_response(),
+        "host_invalid",
+    )
 }
 
 fn forbidden(message: &'static str) -> Response {
-    (StatusCode::FORBIDDEN, message).into_response()
+    let class = if message.contains("Origin") {
+        "origin_not_allowed"
+    } else {
+        "host_not_allowed"
+    };
+    super::refusals::mark((StatusCode::FORBIDDEN, message).into_response(), class)
 }
 
 // === Strict authority and origin parsing ===

@@ -15,6 +15,7 @@ pub mod front;
 mod inbound;
 mod oauth;
 mod ops;
+mod refusals;
 pub mod serve;
 pub mod status;
 
@@ -82,6 +83,7 @@ pub fn router(
     mcp_cancel: CancellationToken,
 ) -> Router {
     let service_gateway = gateway.clone();
+    let refusal_gateway = gateway.clone();
     let auth = caller::AuthState {
         gateway: gateway.clone(),
         client_address: Arc::new(ClientAddress::new(
@@ -143,4 +145,8 @@ pub fn router(
             },
             others,
         )
+        .layer(middleware::from_fn_with_state(
+            refusal_gateway,
+            refusals::record,
+        ))
 }

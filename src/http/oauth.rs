@@ -101,9 +101,12 @@ pub async fn require_tool_scope(
         .extensions()
         .get::<ReadBody>()
         .zip(request.extensions().get::<HttpCaller>())
-        .and_then(|(body, caller)| missing_scope(&body.0, &caller.principal));
-    if let Some(scope) = missing {
-        return insufficient_scope(oauth, scope);
+        .and_then(|(body, caller)| {
+            missing_scope(&body.0, &caller.principal).map(|s| (s, caller.principal.name.clone()))
+        });
+    if let Some((scope, principal)) = missing {
+        let refusal = insufficient_scope(oauth, scope);
+        return super::refusals::mark_principal(refusal, "insufficient_scope", &principal);
     }
     next.run(request).await
 }

@@ -10,13 +10,12 @@ pub mod lead;
 pub mod outbox;
 pub mod submit;
 
-use sha2::{Digest, Sha256};
-
 pub use crate::store::leads::{Decision, ListQuery, NewLead, StoredLead};
 
 use self::lead::Lead;
 use crate::config::LeadsConfig;
 use crate::model::vin;
+use crate::store::sealing::Identity;
 use crate::store::{Store, StoreError};
 
 /// Takes leads into the store (the store's commit signals the outboxes).
@@ -50,11 +49,11 @@ impl LeadDesk {
         lead_id: &str,
         principal: Option<&str>,
     ) -> Result<Option<StoredLead>, StoreError> {
-        crate::store::leads::get(self.store.pool(), dealership, lead_id, principal).await
+        crate::store::leads::get(&self.store, dealership, lead_id, principal).await
     }
 
     pub async fn list(&self, query: &ListQuery<'_>) -> Result<Vec<StoredLead>, StoreError> {
-        crate::store::leads::list(self.store.pool(), query).await
+        crate::store::leads::list(&self.store, query).await
     }
 }
 
@@ -63,9 +62,22 @@ pub fn new_lead_id() -> String {
     format!("ld_{}", uuid::Uuid::now_v7().simple())
 }
 
+/// What the store keeps of a lead's customer to find it again: the contact
+/// points (erasure) and the fingerprint's material (duplicates). The store
+/// keeps it sealed and looks it up by keyed hashes only.
+pub fn customer_identity(dealership: &str, lead: &Lead) -> Identity {
+    Identity {
+        email: lead.customer.email.clone(),
+        phone: lead.customer.phone.clone(),
+        fingerprint: Some(fingerprint(dealership, lead)),
+    }
+}
+
 /// What makes two leads "equivalent" for the duplicate window: the same
 /// dealership, the same customer (e-mail when given, else phone), the same
-/// vehicle of interest and trade-in, the same kind of appointment.
+/// vehicle of interest and trade-in, the same kind of appointment. This is
+/// the material: the store keeps a keyed hash of it (and, from before
+/// sealing, its plain SHA-256).
 pub fn fingerprint(dealership: &str, lead: &Lead) -> String {
     let c = &lead.customer;
     let customer = c
@@ -91,7 +103,7 @@ pub fn fingerprint(dealership: &str, lead: &Lead) -> String {
         )
     });
     let appointment = lead.appointment.as_ref().map(|a| a.appointment_type);
-    hash(&serde_json::json!([dealership, customer, vehicle, trade, appointment]).to_string())
+    serde_json::json!([dealership, customer, vehicle, trade, appointment]).to_string()
 }
 
 fn identity(
@@ -116,9 +128,4 @@ fn identity(
         part(make),
         part(model)
     )
-}
-
-/// SHA-256 of `text`, hex: payload hashes and fingerprints.
-pub(crate) fn hash(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
 }

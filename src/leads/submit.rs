@@ -10,7 +10,7 @@ use chrono_tz::Tz;
 
 use super::adf_map::{AdfContext, to_adf};
 use super::lead::{AppointmentOutcome, Lead};
-use super::{Decision, LeadDesk, NewLead, fingerprint};
+use super::{Decision, LeadDesk, NewLead, customer_identity};
 use crate::model::DealershipProfile;
 use crate::store::StoreError;
 
@@ -72,7 +72,7 @@ impl LeadDesk {
             principal: s.principal.to_owned(),
             now: s.received_at,
             duplicate_since: s.received_at - window,
-            fingerprint: fingerprint(&s.dealership.id, s.lead),
+            identity: customer_identity(&s.dealership.id, s.lead),
             source_agent: s.lead.source_agent.clone(),
             request: s.lead.to_stored()?,
             appointment: s.appointment.and_then(|a| serde_json::to_string(a).ok()),

@@ -3,6 +3,7 @@
 //! clients created. Every problem is reported with its config path.
 
 mod reload;
+pub mod sealing;
 
 pub use reload::{ReloadError, Reloaded, Reloader};
 
@@ -34,7 +35,7 @@ use crate::mirror::{InboundSinks, Mirror, MirrorSource};
 use crate::model::{DealershipProfile, Domain};
 use crate::quotas::SharedQuotaStore;
 use crate::store::leases::Leases;
-use crate::store::{AuditWriter, Store, StoreError};
+use crate::store::{AuditWriter, StoreError};
 use crate::telemetry::metrics::{Known, Metrics};
 use crate::tools::{Dealership, Route, ServiceParts, Services};
 use crate::webhooks::Webhooks;
@@ -43,6 +44,8 @@ use crate::webhooks::Webhooks;
 pub struct Runtime {
     parts: Parts,
     store: StoreConfig,
+    sealing: crate::store::sealing::Sealing,
+    retention: crate::config::RetentionConfig,
     leads: LeadsConfig,
     mirror: MirrorConfig,
     repair_order_watch: Option<std::time::Duration>,
@@ -81,7 +84,7 @@ impl Runtime {
     /// Opens the store, starts the audit writer and feed polling (all stop
     /// when `cancel` fires) and returns the gateway.
     pub async fn start(self, cancel: &CancellationToken) -> Result<Started, StoreError> {
-        let store = Store::open(&self.store.url).await?;
+        let store = sealing::open_sealed(&self.store.url, self.sealing.clone()).await?;
         let event_key = crate::store::keys::key(&store, "event_cursors").await?;
         let (mut audit, mut audit_task) = (None, None);
         if self.store.audit {
@@ -143,6 +146,18 @@ impl Runtime {
                 cancel.child_token(),
             )
             .await;
+        crate::lifecycle::spawn(
+            &store,
+            self.retention.clone(),
+            self.store
+                .encryption
+                .as_ref()
+                .map_or(200, |e| e.reseal_batch),
+            self.parts.metrics.clone(),
+            &leases,
+            cancel.child_token(),
+        )
+        .await;
         leases.start(cancel.child_token());
         if let Some(quotas) = &self.parts.quotas {
             quotas.spawn_heartbeats(cancel.child_token());
@@ -262,6 +277,7 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
     let webhooks = crate::webhooks::build(config, base, &mut errors);
     let inbound = InboundSinks::build(config, base, &mut errors);
     let status = status_page(config, base, &mut errors);
+    let store_sealing = sealing::sealing(config, base, &mut errors);
     let cursors = match &config.server.cursor_secret {
         Some(source) => match resolve_secret(source, base) {
             Ok(key) => CursorCodec::new(key.expose_secret().as_bytes()),
@@ -292,6 +308,8 @@ pub fn build(config: &Config, base: &Path) -> Result<Runtime, ConfigErrors> {
     Ok(Runtime {
         parts,
         store: config.store.clone(),
+        sealing: store_sealing,
+        retention: config.retention.clone(),
         leads: config.leads.clone(),
         mirror: config.mirror.clone(),
         repair_order_watch: config.events.repair_order_watch.every(),

@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::sealing::Identity;
 use super::{Store, StoreError, events};
 use crate::model::event::{EventType, NewEvent};
 
@@ -19,6 +20,9 @@ pub struct NewBooking<'a> {
     pub consent: &'a str,
     /// The booking to send (JSON of `BookingToSend`).
     pub request: &'a str,
+    /// The customer's contact points, kept sealed and as keyed hashes, so
+    /// that an erasure finds the booking.
+    pub identity: Identity,
 }
 
 /// Fixed-width UTC text, so times compare as strings.
@@ -68,6 +72,9 @@ pub async fn begin(store: &Store, b: &NewBooking<'_>) -> Result<Begun, StoreErro
         .await?;
         if let Some((booking_id, state, status, appointment_id, request)) = earlier {
             write.tx.commit().await?;
+            let request = store
+                .sealing()
+                .open_opt("service_bookings.request", request)?;
             return Ok(match (state.as_str(), request) {
                 ("sending", Some(request)) => Begun::Unsettled {
                     booking_id,
@@ -81,19 +88,26 @@ pub async fn begin(store: &Store, b: &NewBooking<'_>) -> Result<Begun, StoreErro
             });
         }
     }
+    let seal = store.sealing();
+    let (email, phone) = seal.contact_hashes(&b.identity);
     sqlx::query(
         "INSERT INTO service_bookings (booking_id, dealership, principal, created_at, status,
-             consent, state, idempotency_key, request, send_after)
-         VALUES ($1, $2, $3, $4, 'sending', $5, 'sending', $6, $7, $8)",
+             consent, state, idempotency_key, request, send_after, identity, contact_email,
+             contact_phone, sealed_with)
+         VALUES ($1, $2, $3, $4, 'sending', $5, 'sending', $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(b.booking_id)
     .bind(b.dealership)
     .bind(b.principal)
     .bind(ts(b.now))
-    .bind(b.consent)
+    .bind(seal.seal("service_bookings.consent", b.consent)?)
     .bind(b.idempotency_key)
-    .bind(b.request)
+    .bind(seal.seal("service_bookings.request", b.request)?)
     .bind(ts(b.send_after))
+    .bind(seal.seal_identity("service_bookings.identity", &b.identity)?)
+    .bind(email)
+    .bind(phone)
+    .bind(seal.sealed_with())
     .execute(&mut **tx)
     .await?;
     write.tx.commit().await?;
@@ -172,7 +186,7 @@ pub async fn claim_unsettled(
 ) -> Result<Vec<(String, String, String)>, StoreError> {
     let until = now + chrono::Duration::from_std(lease).unwrap_or(chrono::Duration::MAX);
     let _turn = store.write_turn().await;
-    let claimed = sqlx::query_as(
+    let claimed: Vec<(String, String, String)> = sqlx::query_as(
         "UPDATE service_bookings SET send_after = $1
          WHERE state = 'sending' AND request IS NOT NULL AND send_after <= $2
          RETURNING booking_id, dealership, request",
@@ -181,7 +195,13 @@ pub async fn claim_unsettled(
     .bind(ts(now))
     .fetch_all(store.pool())
     .await?;
-    Ok(claimed)
+    claimed
+        .into_iter()
+        .map(|(id, dealership, request)| {
+            let request = store.sealing().open("service_bookings.request", &request)?;
+            Ok((id, dealership, request))
+        })
+        .collect()
 }
 
 /// Notes that the cancellation of `appointment_id` is being sent, before it

@@ -58,7 +58,10 @@ pub async fn claim_due(
                 lead_id: r.try_get("lead_id")?,
                 upstream: r.try_get("upstream")?,
                 attempts: u32::try_from(r.try_get::<i64, _>("attempts")?).unwrap_or(u32::MAX),
-                document: r.try_get("document")?,
+                document: store.sealing().open(
+                    "lead_deliveries.document",
+                    &r.try_get::<String, _>("document")?,
+                )?,
                 traceparent: r.try_get("traceparent")?,
             })
         })

@@ -3,8 +3,9 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
-use sqlx::{Any, AnyPool, AssertSqlSafe, Row, Transaction};
+use sqlx::{Any, AssertSqlSafe, Row, Transaction};
 
+use super::sealing::Identity;
 use super::{Store, StoreError, events, ts};
 use crate::model::event::NewEvent;
 
@@ -17,7 +18,9 @@ pub struct NewLead {
     pub now: DateTime<Utc>,
     /// Leads since this instant with the same fingerprint make this one a duplicate.
     pub duplicate_since: DateTime<Utc>,
-    pub fingerprint: String,
+    /// The customer's contact points and what makes two leads equivalent,
+    /// stored as keyed hashes (and sealed, to hash again under a new key).
+    pub identity: Identity,
     pub source_agent: String,
     pub request: String,
     pub appointment: Option<String>,
@@ -48,13 +51,14 @@ pub enum Decision {
 /// decided one after the other. (Idempotency keys are the pipeline's write
 /// step's, before this runs.)
 pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreError> {
+    let sealed = Sealed::of(store, lead)?;
     let mut write = store.write().await?;
     let tx = &mut write.tx;
-    let fingerprint = format!("leads/{}/{}", lead.dealership, lead.fingerprint);
+    let fingerprint = format!("leads/{}/{}", lead.dealership, sealed.fingerprint);
     store.lock(tx, &fingerprint).await?;
-    let decision = match earlier_own(tx, lead).await? {
+    let decision = match earlier_own(tx, lead, &sealed.lookups).await? {
         Some(of) => Decision::Duplicate { of },
-        None => match earlier_carrying(tx, lead).await? {
+        None => match earlier_carrying(tx, lead, &sealed.lookups).await? {
             Some(into) => Decision::Merged { into },
             None => Decision::Received,
         },
@@ -65,8 +69,8 @@ pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreErro
         Decision::Received => (lead.lead_id.clone(), "received"),
     };
     match &decision {
-        Decision::Received => insert_lead(tx, lead, None).await?,
-        Decision::Merged { into } => insert_lead(tx, lead, Some(into)).await?,
+        Decision::Received => insert_lead(tx, lead, &sealed, None).await?,
+        Decision::Merged { into } => insert_lead(tx, lead, &sealed, Some(into)).await?,
         Decision::Duplicate { .. } => {}
     }
     if !matches!(decision, Decision::Duplicate { .. }) {
@@ -75,8 +79,8 @@ pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreErro
     }
     sqlx::query(
         "INSERT INTO lead_submissions (submission_id, lead_id, dealership, principal, received_at,
-             status, consent)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+             status, consent, sealed_with)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(&lead.submission_id)
     .bind(&lead_id)
@@ -84,7 +88,8 @@ pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreErro
     .bind(&lead.principal)
     .bind(ts(lead.now))
     .bind(status)
-    .bind(&lead.consent)
+    .bind(&sealed.consent)
+    .bind(&sealed.with)
     .execute(&mut **tx)
     .await?;
     write.tx.commit().await?;
@@ -104,20 +109,26 @@ pub async fn accept(store: &Store, lead: &NewLead) -> Result<Decision, StoreErro
 async fn earlier_own(
     tx: &mut Transaction<'static, Any>,
     lead: &NewLead,
+    fingerprints: &[String],
 ) -> Result<Option<String>, StoreError> {
-    Ok(sqlx::query_scalar(
+    // Only placeholders are spliced in; every value is bound.
+    let sql = format!(
         "SELECT l.lead_id FROM leads l
-         WHERE l.dealership = $1 AND l.fingerprint = $2 AND l.created_at >= $3
+         WHERE l.dealership = $1 AND l.created_at >= $2 AND l.minimised_at IS NULL
            AND EXISTS (SELECT 1 FROM lead_submissions s
-                WHERE s.lead_id = l.lead_id AND s.principal = $4)
+                WHERE s.lead_id = l.lead_id AND s.principal = $3)
+           AND l.fingerprint IN ({})
          ORDER BY l.created_at DESC LIMIT 1",
-    )
-    .bind(&lead.dealership)
-    .bind(&lead.fingerprint)
-    .bind(ts(lead.duplicate_since))
-    .bind(&lead.principal)
-    .fetch_optional(&mut **tx)
-    .await?)
+        super::placeholders(4, fingerprints.len())
+    );
+    let mut query = sqlx::query_scalar(AssertSqlSafe(sql))
+        .bind(&lead.dealership)
+        .bind(ts(lead.duplicate_since))
+        .bind(&lead.principal);
+    for f in fingerprints {
+        query = query.bind(f);
+    }
+    Ok(query.fetch_optional(&mut **tx).await?)
 }
 
 /// The latest equivalent lead within the window that went to the CRM
@@ -125,52 +136,99 @@ async fn earlier_own(
 async fn earlier_carrying(
     tx: &mut Transaction<'static, Any>,
     lead: &NewLead,
+    fingerprints: &[String],
 ) -> Result<Option<String>, StoreError> {
-    Ok(sqlx::query_scalar(
+    // Only placeholders are spliced in; every value is bound.
+    let sql = format!(
         "SELECT lead_id FROM leads
-         WHERE dealership = $1 AND fingerprint = $2 AND created_at >= $3 AND merged_into IS NULL
+         WHERE dealership = $1 AND created_at >= $2 AND merged_into IS NULL
+           AND minimised_at IS NULL AND fingerprint IN ({})
          ORDER BY created_at DESC LIMIT 1",
-    )
-    .bind(&lead.dealership)
-    .bind(&lead.fingerprint)
-    .bind(ts(lead.duplicate_since))
-    .fetch_optional(&mut **tx)
-    .await?)
+        super::placeholders(3, fingerprints.len())
+    );
+    let mut query = sqlx::query_scalar(AssertSqlSafe(sql))
+        .bind(&lead.dealership)
+        .bind(ts(lead.duplicate_since));
+    for f in fingerprints {
+        query = query.bind(f);
+    }
+    Ok(query.fetch_optional(&mut **tx).await?)
+}
+
+/// A lead's customer data as stored: sealed, with its keyed hashes.
+struct Sealed {
+    with: String,
+    request: String,
+    consent: String,
+    document: String,
+    identity: String,
+    fingerprint: String,
+    /// Every fingerprint an equivalent earlier lead may carry.
+    lookups: Vec<String>,
+    email: Option<String>,
+    phone: Option<String>,
+}
+
+impl Sealed {
+    fn of(store: &Store, lead: &NewLead) -> Result<Self, StoreError> {
+        let s = store.sealing();
+        let (email, phone) = s.contact_hashes(&lead.identity);
+        let material = lead.identity.fingerprint.as_deref().unwrap_or_default();
+        Ok(Self {
+            with: s.sealed_with().to_owned(),
+            request: s.seal("leads.request", &lead.request)?,
+            consent: s.seal("lead_submissions.consent", &lead.consent)?,
+            document: s.seal("lead_deliveries.document", &lead.document)?,
+            identity: s.seal_identity("leads.identity", &lead.identity)?,
+            fingerprint: s.index(material),
+            lookups: s.lookups(material),
+            email,
+            phone,
+        })
+    }
 }
 
 /// The lead's row, and its delivery unless another lead carries it (`merged_into`).
 async fn insert_lead(
     tx: &mut Transaction<'static, Any>,
     lead: &NewLead,
+    sealed: &Sealed,
     merged_into: Option<&String>,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO leads (lead_id, dealership, created_at, fingerprint, source_agent, request, appointment, merged_into)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO leads (lead_id, dealership, created_at, fingerprint, source_agent, request,
+             appointment, merged_into, identity, contact_email, contact_phone, sealed_with)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(&lead.lead_id)
     .bind(&lead.dealership)
     .bind(ts(lead.now))
-    .bind(&lead.fingerprint)
+    .bind(&sealed.fingerprint)
     .bind(&lead.source_agent)
-    .bind(&lead.request)
+    .bind(&sealed.request)
     .bind(&lead.appointment)
     .bind(merged_into)
+    .bind(&sealed.identity)
+    .bind(&sealed.email)
+    .bind(&sealed.phone)
+    .bind(&sealed.with)
     .execute(&mut **tx)
     .await?;
     if merged_into.is_some() {
         return Ok(());
     }
     sqlx::query(
-        "INSERT INTO lead_deliveries (lead_id, upstream, channel, document, traceparent, state, attempts, next_attempt_at)
-         VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6)",
+        "INSERT INTO lead_deliveries (lead_id, upstream, channel, document, traceparent, state,
+             attempts, next_attempt_at, sealed_with)
+         VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7)",
     )
     .bind(&lead.lead_id)
     .bind(&lead.upstream)
     .bind(&lead.channel)
-    .bind(&lead.document)
+    .bind(&sealed.document)
     .bind(&lead.traceparent)
     .bind(ts(lead.now))
+    .bind(&sealed.with)
     .execute(&mut **tx)
     .await?;
     Ok(())
@@ -236,7 +294,7 @@ fn owned_by(n: usize) -> String {
 
 /// The lead, if `principal` may see it (`None`: anyone may).
 pub async fn get(
-    pool: &AnyPool,
+    store: &Store,
     dealership: &str,
     lead_id: &str,
     principal: Option<&str>,
@@ -248,9 +306,9 @@ pub async fn get(
     .bind(dealership)
     .bind(lead_id)
     .bind(principal)
-    .fetch_optional(pool)
+    .fetch_optional(store.pool())
     .await?;
-    row.map(|r| stored_lead(&r)).transpose()
+    row.map(|r| stored_lead(store, &r)).transpose()
 }
 
 /// Filters of `leads.list`.
@@ -266,7 +324,7 @@ pub struct ListQuery<'a> {
 }
 
 /// Newest first; one extra row tells the caller whether a next page exists.
-pub async fn list(pool: &AnyPool, q: &ListQuery<'_>) -> Result<Vec<StoredLead>, StoreError> {
+pub async fn list(store: &Store, q: &ListQuery<'_>) -> Result<Vec<StoredLead>, StoreError> {
     let mut sql = format!("{SELECT_LEAD} WHERE l.dealership = $1{}", owned_by(2));
     let mut next = 3;
     if !q.states.is_empty() {
@@ -297,21 +355,23 @@ pub async fn list(pool: &AnyPool, q: &ListQuery<'_>) -> Result<Vec<StoredLead>, 
     let rows = query
         .bind(i64::from(q.limit) + 1)
         .bind(i64::try_from(q.offset).unwrap_or(i64::MAX))
-        .fetch_all(pool)
+        .fetch_all(store.pool())
         .await?;
-    rows.iter().map(stored_lead).collect()
+    rows.iter().map(|r| stored_lead(store, r)).collect()
 }
 
-fn stored_lead(r: &AnyRow) -> Result<StoredLead, StoreError> {
+fn stored_lead(store: &Store, r: &AnyRow) -> Result<StoredLead, StoreError> {
+    let s = store.sealing();
+    let consent: Option<String> = r.try_get("consent")?;
     Ok(StoredLead {
         lead_id: r.try_get("lead_id")?,
         dealership: r.try_get("dealership")?,
         created_at: r.try_get("created_at")?,
         source_agent: r.try_get("source_agent")?,
-        request: r.try_get("request")?,
+        request: s.open("leads.request", &r.try_get::<String, _>("request")?)?,
         appointment: r.try_get("appointment")?,
-        consent: r
-            .try_get::<Option<String>, _>("consent")?
+        consent: s
+            .open_opt("lead_submissions.consent", consent)?
             .unwrap_or_default(),
         submissions: r.try_get("submissions")?,
         merged_into: r.try_get("merged_into")?,
@@ -391,10 +451,9 @@ pub async fn requeue_failed(
 
 /// The stored lead record (`leads.request`) of `lead_id`, for a CRM API's body.
 pub async fn request_of(store: &super::Store, lead_id: &str) -> Result<Option<String>, StoreError> {
-    Ok(
-        sqlx::query_scalar("SELECT request FROM leads WHERE lead_id = $1")
-            .bind(lead_id)
-            .fetch_optional(store.pool())
-            .await?,
-    )
+    let stored: Option<String> = sqlx::query_scalar("SELECT request FROM leads WHERE lead_id = $1")
+        .bind(lead_id)
+        .fetch_optional(store.pool())
+        .await?;
+    store.sealing().open_opt("leads.request", stored)
 }

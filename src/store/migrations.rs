@@ -15,7 +15,7 @@ use sqlx::migrate::{Migration, MigrationType, Migrator};
 use super::StoreDialect;
 
 /// Every migration, oldest first, as `NNNN_description` (the file name).
-const NAMES: [&str; 18] = [
+const NAMES: [&str; 19] = [
     "0001_audit",
     "0002_leads",
     "0003_service_bookings",
@@ -34,6 +34,7 @@ const NAMES: [&str; 18] = [
     "0016_booking_intents",
     "0017_resource_subscriptions",
     "0018_lead_crm_statuses",
+    "0019_customer_data_lifecycle",
 ];
 
 macro_rules! files {
@@ -147,12 +148,18 @@ macro_rules! files {
                 $dir,
                 "/0018_lead_crm_statuses.sql"
             )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/migrations/",
+                $dir,
+                "/0019_customer_data_lifecycle.sql"
+            )),
         ]
     };
 }
 
-const SQLITE: [&str; 18] = files!("sqlite");
-const POSTGRES: [&str; 18] = files!("postgres");
+const SQLITE: [&str; 19] = files!("sqlite");
+const POSTGRES: [&str; 19] = files!("postgres");
 
 /// The migrator for `dialect`'s schema.
 pub fn migrator(dialect: StoreDialect) -> Migrator {

@@ -7,9 +7,11 @@
 //! (`migrations/sqlite`, `migrations/postgres`, same versions), run at start.
 
 mod audit;
+pub mod audit_trail;
 pub mod bookings;
 pub mod crm_statuses;
 pub mod deliveries;
+pub mod erasure;
 pub mod events;
 pub mod idempotency;
 pub mod inbound;
@@ -20,6 +22,9 @@ pub mod migrations;
 pub mod mirror;
 pub mod operator;
 pub mod repair_orders;
+pub mod reseal;
+pub mod retention;
+pub mod sealing;
 pub mod signals;
 pub mod subscriptions;
 pub mod tasks;
@@ -52,6 +57,9 @@ pub enum StoreError {
     Encode(String),
     #[error("store query failed: {0}")]
     Query(#[from] sqlx::Error),
+    /// The keys do not fit the store's sealed customer data.
+    #[error("{0}")]
+    Keys(String),
 }
 
 /// Connections one process keeps to PostgreSQL: the outbox, the audit writer,
@@ -65,6 +73,7 @@ pub struct Store {
     dialect: StoreDialect,
     writes: Arc<tokio::sync::Mutex<()>>,
     signals: Arc<Signals>,
+    sealing: sealing::Sealing,
 }
 
 /// A write transaction, holding this process's write turn where the dialect
@@ -101,7 +110,22 @@ impl Store {
             dialect,
             writes: Arc::default(),
             signals,
+            sealing: sealing::Sealing::default(),
         })
+    }
+
+    /// This store, sealing customer data with `sealing` from now on, once
+    /// the store has confirmed the keys (see [`sealing::admit`]): a key the
+    /// store knows differently, or the lack of one that still seals rows, is
+    /// refused with what to do.
+    pub async fn sealed(mut self, sealing: sealing::Sealing) -> Result<Self, StoreError> {
+        sealing::admit(&self, &sealing).await?;
+        self.sealing = sealing;
+        Ok(self)
+    }
+
+    pub fn sealing(&self) -> &sealing::Sealing {
+        &self.sealing
     }
 
     pub fn dialect(&self) -> StoreDialect {

@@ -64,6 +64,12 @@ pub struct LeadLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabel {
+    /// The kind of record (`leads`, `lead_documents`, `audit`…), or of refusal.
+    pub kind: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct MirrorSyncLabels {
     pub dealership: String,
     /// `ok`, `held_back` (the mass-removal guard), or the failure class.
@@ -154,6 +160,12 @@ pub struct Metrics {
     pub webhook_undelivered: Family<EndpointName, Gauge>,
     /// Events vendors pushed to `/events/inbound/<upstream>`, by outcome.
     pub inbound_events: Family<InboundLabels, Counter>,
+    /// Rows the retention purge removed (or, for lead details, minimised).
+    pub retention_purged: Family<KindLabel, Counter>,
+    /// Rows the background rotation resealed under the current key.
+    pub resealed: Family<KindLabel, Counter>,
+    /// Requests refused at the front door, by reason class.
+    pub refusals: Family<KindLabel, Counter>,
 }
 
 /// Creates a family's series at zero if it is not there yet.
@@ -293,8 +305,29 @@ impl Metrics {
             "Vendor events pushed to the inbound endpoint, by upstream and outcome",
             inbound_events.clone(),
         );
+        let retention_purged = Family::<KindLabel, Counter>::default();
+        registry.register(
+            "retention_purged_rows",
+            "Rows removed by the retention purge, by kind of record",
+            retention_purged.clone(),
+        );
+        let resealed = Family::<KindLabel, Counter>::default();
+        registry.register(
+            "resealed_rows",
+            "Rows resealed under the current key by the background rotation, by table",
+            resealed.clone(),
+        );
+        let refusals = Family::<KindLabel, Counter>::default();
+        registry.register(
+            "front_door_refusals",
+            "Requests refused at the front door (security events), by reason class",
+            refusals.clone(),
+        );
         Arc::new(Self {
             registry,
+            retention_purged,
+            resealed,
+            refusals,
             process,
             build_info,
             inbound_events,

@@ -17,6 +17,7 @@ use crate::leads::appointment::within_hours;
 use crate::model::Domain;
 use crate::model::service::BookingToSend;
 use crate::store::bookings::{self, Begun, NewBooking};
+use crate::store::sealing::Identity;
 use crate::tools::customer::consent::withhold;
 use crate::tools::customer::consent_record;
 use crate::tools::customer::text::clean_optional_free_text;
@@ -101,6 +102,11 @@ pub async fn book_appointment(ctx: ToolContext<'_>, mut args: BookArgs) -> Handl
             send_after: resend_after,
             consent: &consent,
             request: &request,
+            identity: Identity {
+                email: args.customer.email.clone(),
+                phone: args.customer.phone.clone(),
+                fingerprint: None,
+            },
         },
     )
     .await?;

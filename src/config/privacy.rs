@@ -1,0 +1,201 @@
+//! `[store.encryption]` (customer data sealed at rest, with keys that rotate)
+//! and `[retention]` (how long each kind of record is kept).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Config, ConfigError, SecretSource};
+
+/// Keys that seal customer data in the store: names, contact points,
+/// addresses, consent grants and rendered ADF documents. Each key is 32
+/// random bytes, written as 64 hex digits or as base64 (`dms-bridge keys
+/// generate` prints one). Rows name the key that sealed them, so a key stays
+/// listed until a rotation has resealed its rows (`dms-bridge keys status`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EncryptionConfig {
+    /// The key new rows are sealed with, and to which the background
+    /// rotation reseals older rows.
+    pub current: String,
+    /// Every key by id: the current one and those still sealing older rows.
+    pub keys: BTreeMap<String, SecretSource>,
+    /// Rows resealed per transaction by the background rotation.
+    #[serde(default = "default_reseal_batch")]
+    pub reseal_batch: u32,
+}
+
+fn default_reseal_batch() -> u32 {
+    200
+}
+
+/// How long each kind of record is kept. A background purge, run by one
+/// process of those sharing the store, removes what is older, in batches.
+/// The event log's retention is `[events] retention`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetentionConfig {
+    /// After this, a lead's details go: its request (vehicle, message,
+    /// address), its delivery and rendered document, its CRM status and its
+    /// events. What proves the customer's consent stays until `consent_grants`.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub leads: Duration,
+    /// After this, the rendered ADF document of a delivered lead is dropped
+    /// (the CRM has it). Undelivered leads keep theirs for a retry.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub lead_documents: Duration,
+    /// After this, what is left of a lead (the customer's name and contact
+    /// points with the consent they gave, and every submission's grant) goes.
+    /// At least `leads`.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub consent_grants: Duration,
+    /// After this, a service booking (its consent grant included) goes.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub bookings: Duration,
+    /// After this, audit rows (tool calls and refused requests) go.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub audit: Duration,
+    /// After this, a unit gone from a dealership's inventory leaves the mirror.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub departed_units: Duration,
+    /// How often the purge runs.
+    #[serde(with = "humantime_serde")]
+    #[schemars(with = "String")]
+    pub purge_interval: Duration,
+    /// Rows removed per transaction, so that a purge never holds the store
+    /// for long.
+    pub batch: u32,
+}
+
+const DAY: u64 = 24 * 3600;
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        Self {
+            leads: Duration::from_secs(730 * DAY),
+            lead_documents: Duration::from_secs(90 * DAY),
+            consent_grants: Duration::from_secs(5 * 365 * DAY),
+            bookings: Duration::from_secs(730 * DAY),
+            audit: Duration::from_secs(365 * DAY),
+            departed_units: Duration::from_secs(90 * DAY),
+            purge_interval: Duration::from_secs(3600),
+            batch: 500,
+        }
+    }
+}
+
+/// Checks of `[retention]` and `[store.encryption]`.
+pub(super) fn validate(config: &Config, errors: &mut Vec<ConfigError>) {
+    validate_retention(&config.retention, errors);
+    if let Some(e) = &config.store.encryption {
+        validate_encryption(e, errors);
+    }
+}
+
+fn validate_retention(r: &RetentionConfig, errors: &mut Vec<ConfigError>) {
+    let kinds = [
+        ("leads", r.leads),
+        ("lead_documents", r.lead_documents),
+        ("consent_grants", r.consent_grants),
+        ("bookings", r.bookings),
+        ("audit", r.audit),
+        ("departed_units", r.departed_units),
+    ];
+    for (name, kept) in kinds {
+        if kept < Duration::from_secs(DAY) {
+            errors.push(ConfigError::new(
+                format!("retention.{name}"),
+                "must be at least 1d",
+            ));
+        }
+    }
+    if r.consent_grants < r.leads {
+        errors.push(ConfigError::new(
+            "retention.consent_grants",
+            "must be at least retention.leads: a lead's consent is kept as long as the lead",
+        ));
+    }
+    if r.lead_documents > r.leads {
+        errors.push(ConfigError::new(
+            "retention.lead_documents",
+            "must be at most retention.leads: a document goes with its lead",
+        ));
+    }
+    if r.purge_interval < Duration::from_secs(1) || r.purge_interval > Duration::from_secs(DAY) {
+        errors.push(ConfigError::new(
+            "retention.purge_interval",
+            "must be between 1s and 1d",
+        ));
+    }
+    if !(1..=10_000).contains(&r.batch) {
+        errors.push(ConfigError::new(
+            "retention.batch",
+            "must be between 1 and 10000",
+        ));
+    }
+}
+
+fn validate_encryption(e: &EncryptionConfig, errors: &mut Vec<ConfigError>) {
+    if !e.keys.contains_key(&e.current) {
+        errors.push(ConfigError::new(
+            "store.encryption.current",
+            format!("names no key under store.encryption.keys: {:?}", e.current),
+        ));
+    }
+    for id in e.keys.keys() {
+        let fits = !id.is_empty()
+            && id.len() <= 32
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !fits {
+            errors.push(ConfigError::new(
+                format!("store.encryption.keys.{id}"),
+                "a key id is 1 to 32 letters, digits, - or _",
+            ));
+        }
+    }
+    if let Some(problem) = e.keys.values().find_map(inline_problem) {
+        errors.push(ConfigError::new("store.encryption.keys", problem));
+    }
+    if !(1..=10_000).contains(&e.reseal_batch) {
+        errors.push(ConfigError::new(
+            "store.encryption.reseal_batch",
+            "must be between 1 and 10000",
+        ));
+    }
+}
+
+/// An inline key is checked here; keys from files and the environment when
+/// the runtime reads them.
+fn inline_problem(source: &SecretSource) -> Option<String> {
+    use secrecy::ExposeSecret;
+    match source {
+        SecretSource::Value(v) => key_bytes(v.0.expose_secret()).err(),
+        _ => None,
+    }
+}
+
+/// 32 bytes from 64 hex digits or from base64.
+pub fn key_bytes(text: &str) -> Result<[u8; 32], String> {
+    use base64::Engine;
+    let text = text.trim();
+    let bytes = if text.len() == 64 && text.chars().all(|c| c.is_ascii_hexdigit()) {
+        hex::decode(text).map_err(|e| e.to_string())?
+    } else {
+        base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|_| "a key is 64 hex digits or base64 of 32 bytes".to_owned())?
+    };
+    bytes
+        .try_into()
+        .map_err(|_| "a key is 32 bytes (64 hex digits, or 44 characters of base64)".to_owned())
+}
