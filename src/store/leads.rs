@@ -111,24 +111,13 @@ async fn earlier_own(
     lead: &NewLead,
     fingerprints: &[String],
 ) -> Result<Option<String>, StoreError> {
-    // Only placeholders are spliced in; every value is bound.
-    let sql = format!(
-        "SELECT l.lead_id FROM leads l
-         WHERE l.dealership = $1 AND l.created_at >= $2 AND l.minimised_at IS NULL
+    let sql = "SELECT l.lead_id, l.created_at FROM leads l
+         WHERE l.dealership = $1 AND l.fingerprint = $2 AND l.created_at >= $3
+           AND l.minimised_at IS NULL
            AND EXISTS (SELECT 1 FROM lead_submissions s
-                WHERE s.lead_id = l.lead_id AND s.principal = $3)
-           AND l.fingerprint IN ({})
-         ORDER BY l.created_at DESC LIMIT 1",
-        super::placeholders(4, fingerprints.len())
-    );
-    let mut query = sqlx::query_scalar(AssertSqlSafe(sql))
-        .bind(&lead.dealership)
-        .bind(ts(lead.duplicate_since))
-        .bind(&lead.principal);
-    for f in fingerprints {
-        query = query.bind(f);
-    }
-    Ok(query.fetch_optional(&mut **tx).await?)
+                WHERE s.lead_id = l.lead_id AND s.principal = $4)
+         ORDER BY l.created_at DESC LIMIT 1";
+    newest(tx, sql, lead, fingerprints, Some(&lead.principal)).await
 }
 
 /// The latest equivalent lead within the window that went to the CRM
@@ -138,21 +127,40 @@ async fn earlier_carrying(
     lead: &NewLead,
     fingerprints: &[String],
 ) -> Result<Option<String>, StoreError> {
-    // Only placeholders are spliced in; every value is bound.
-    let sql = format!(
-        "SELECT lead_id FROM leads
-         WHERE dealership = $1 AND created_at >= $2 AND merged_into IS NULL
-           AND minimised_at IS NULL AND fingerprint IN ({})
-         ORDER BY created_at DESC LIMIT 1",
-        super::placeholders(3, fingerprints.len())
-    );
-    let mut query = sqlx::query_scalar(AssertSqlSafe(sql))
-        .bind(&lead.dealership)
-        .bind(ts(lead.duplicate_since));
-    for f in fingerprints {
-        query = query.bind(f);
+    let sql = "SELECT lead_id, created_at FROM leads
+         WHERE dealership = $1 AND fingerprint = $2 AND created_at >= $3
+           AND merged_into IS NULL AND minimised_at IS NULL
+         ORDER BY created_at DESC LIMIT 1";
+    newest(tx, sql, lead, fingerprints, None).await
+}
+
+/// The newest lead `sql` finds under any of `fingerprints` (one per key,
+/// while a rotation is under way). One equality query per fingerprint: with
+/// `fingerprint IN (…)`, SQLite read every lead of the window through the
+/// time index instead of the duplicates index.
+async fn newest(
+    tx: &mut Transaction<'static, Any>,
+    sql: &'static str,
+    lead: &NewLead,
+    fingerprints: &[String],
+    principal: Option<&String>,
+) -> Result<Option<String>, StoreError> {
+    let mut found: Option<(String, String)> = None;
+    for fingerprint in fingerprints {
+        let mut query = sqlx::query_as::<_, (String, String)>(sql)
+            .bind(&lead.dealership)
+            .bind(fingerprint)
+            .bind(ts(lead.duplicate_since));
+        if let Some(p) = principal {
+            query = query.bind(p);
+        }
+        if let Some((id, at)) = query.fetch_optional(&mut **tx).await?
+            && found.as_ref().is_none_or(|(_, newest)| at > *newest)
+        {
+            found = Some((id, at));
+        }
     }
-    Ok(query.fetch_optional(&mut **tx).await?)
+    Ok(found.map(|(id, _)| id))
 }
 
 /// A lead's customer data as stored: sealed, with its keyed hashes.
