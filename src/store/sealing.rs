@@ -362,17 +362,7 @@ pub(super) async fn admit(store: &Store, sealing: &Sealing) -> Result<(), StoreE
                     .await?;
             }
             Some(_) => {}
-            None => {
-                sqlx::query(
-                    "INSERT INTO sealing_keys (key_id, check_value, added_at) VALUES ($1, $2, $3)
-                     ON CONFLICT (key_id) DO NOTHING",
-                )
-                .bind(&key.id)
-                .bind(&key.check)
-                .bind(ts(chrono::Utc::now()))
-                .execute(store.pool())
-                .await?;
-            }
+            None => register(store, key).await?,
         }
     }
     let ids = keys.ids();
@@ -381,6 +371,32 @@ pub(super) async fn admit(store: &Store, sealing: &Sealing) -> Result<(), StoreE
             "the store holds rows sealed with key {:?}, which [store.encryption] does not list; \
              list it again until `dms-bridge keys status` shows it retired",
             missing.id
+        )));
+    }
+    Ok(())
+}
+
+/// Records a key the store has not seen; a process that registered the
+/// same id a moment earlier with another key wins, and this one is refused.
+async fn register(store: &Store, key: &SealKey) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO sealing_keys (key_id, check_value, added_at) VALUES ($1, $2, $3)
+         ON CONFLICT (key_id) DO NOTHING",
+    )
+    .bind(&key.id)
+    .bind(&key.check)
+    .bind(ts(chrono::Utc::now()))
+    .execute(store.pool())
+    .await?;
+    let check: String =
+        sqlx::query_scalar("SELECT check_value FROM sealing_keys WHERE key_id = $1")
+            .bind(&key.id)
+            .fetch_one(store.pool())
+            .await?;
+    if check != key.check {
+        return Err(StoreError::Keys(format!(
+            "key {:?} is not the key this store knows by that id: rows it sealed would not open",
+            key.id
         )));
     }
     Ok(())
