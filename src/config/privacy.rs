@@ -199,3 +199,44 @@ pub fn key_bytes(text: &str) -> Result<[u8; 32], String> {
         .try_into()
         .map_err(|_| "a key is 32 bytes (64 hex digits, or 44 characters of base64)".to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(toml: &str) -> Vec<String> {
+        match crate::config::from_toml_str(toml) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.0.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn retention_and_keys_are_checked_with_their_paths() {
+        assert!(problems("[retention]\nleads = \"30d\"\n").is_empty());
+        let bad = problems(
+            "[retention]\nleads = \"400d\"\nconsent_grants = \"300d\"\nlead_documents = \"500d\"\naudit = \"1h\"\nbatch = 0\n\
+             [store.encryption]\ncurrent = \"k2\"\nkeys = { k1 = { value = \"short\" }, \"bad id\" = { env = \"X\" } }\n",
+        );
+        for path in [
+            "retention.consent_grants",
+            "retention.lead_documents",
+            "retention.audit",
+            "retention.batch",
+            "store.encryption.current",
+            "store.encryption.keys.bad id",
+            "store.encryption.keys:",
+        ] {
+            assert!(bad.iter().any(|p| p.starts_with(path)), "{path}: {bad:?}");
+        }
+    }
+
+    #[test]
+    fn keys_are_32_bytes_as_hex_or_base64() {
+        assert_eq!(key_bytes(&"ab".repeat(32)).unwrap(), [0xab; 32]);
+        let b64 = "q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s=";
+        assert_eq!(key_bytes(b64).unwrap(), [0xab; 32]);
+        assert!(key_bytes("abcd").is_err());
+        assert!(key_bytes(&"ab".repeat(31)).is_err());
+    }
+}
