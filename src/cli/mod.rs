@@ -528,6 +528,9 @@ fn check(path: &Path) -> anyhow::Result<()> {
                 cfg.upstreams.len(),
                 cfg.tokens.len()
             );
+            for warning in config::privacy_warnings(&cfg) {
+                eprintln!("warning: {warning}");
+            }
             Ok(())
         }
         Err(errors) => {

@@ -48,7 +48,7 @@ pub use leads::{AdfEmailConfig, AdfHttpConfig, DeliveryConfig, LeadsConfig, Smtp
 pub use load::{from_toml_str, load_file};
 pub use mirror::{MirrorConfig, SyncInterval};
 pub use oauth::{OAuthConfig, OAuthGrant};
-pub use privacy::{EncryptionConfig, RetentionConfig, key_bytes};
+pub use privacy::{EncryptionConfig, RetentionConfig, key_bytes, warnings as privacy_warnings};
 pub use quotas::QuotasConfig;
 pub use secret::{InlineSecret, SecretSource, resolve_secret};
 pub use soap::SoapUpstreamConfig;

@@ -93,6 +93,34 @@ impl Default for RetentionConfig {
     }
 }
 
+/// The demo's key (`dms-bridge demo`): public, so never one to keep data under.
+pub const DEMO_KEY: &str = "64656d6f2d6b65792d646f2d6e6f742d7573652d696e2d70726f64756374696f";
+
+/// What `check` says of a config that is valid but keeps customer data
+/// unprotected: no keys at all, or the demo's public key.
+pub fn warnings(config: &Config) -> Vec<String> {
+    use secrecy::ExposeSecret;
+    let Some(e) = &config.store.encryption else {
+        return vec![
+            "[store.encryption] is not set: customer data will be stored in the clear \
+             (docs/operations/data-lifecycle.md)"
+                .into(),
+        ];
+    };
+    e.keys
+        .iter()
+        .filter(|(_, source)| {
+            matches!(source, SecretSource::Value(v) if v.0.expose_secret().trim() == DEMO_KEY)
+        })
+        .map(|(id, _)| {
+            format!(
+                "store.encryption.keys.{id} is the demo's public key: make your own with \
+                 `dms-bridge keys generate` and keep it out of the config file"
+            )
+        })
+        .collect()
+}
+
 /// Checks of `[retention]` and `[store.encryption]`.
 pub(super) fn validate(config: &Config, errors: &mut Vec<ConfigError>) {
     validate_retention(&config.retention, errors);
@@ -225,6 +253,20 @@ mod tests {
         ] {
             assert!(bad.iter().any(|p| p.starts_with(path)), "{path}: {bad:?}");
         }
+    }
+
+    #[test]
+    fn check_warns_of_data_in_the_clear_and_of_the_demo_key() {
+        let demo = include_str!("../cli/demo.toml");
+        assert!(demo.contains(DEMO_KEY), "the demo's key is DEMO_KEY");
+        let parsed: Config = toml::from_str(&format!(
+            "[store.encryption]\ncurrent = \"d\"\nkeys = {{ d = {{ value = \"{DEMO_KEY}\" }}, own = {{ env = \"K\" }} }}\n"
+        ))
+        .unwrap();
+        assert_eq!(warnings(&parsed).len(), 1);
+        assert!(warnings(&parsed)[0].starts_with("store.encryption.keys.d is the demo's"));
+        let clear: Config = toml::from_str("").unwrap();
+        assert!(warnings(&clear)[0].contains("in the clear"));
     }
 
     #[test]
