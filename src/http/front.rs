@@ -221,17 +221,23 @@ pub async fn check_host_and_origin(
             host = authority,
             "Refused a request for a host not in server.allowed_hosts."
         );
-        return forbidden("Forbidden: Host header is not allowed");
+        return forbidden("Forbidden: Host header is not allowed", "host_not_allowed");
     }
     let mut origins = request.headers().get_all(header::ORIGIN).iter();
     if let Some(value) = origins.next() {
         if origins.next().is_some() {
-            return forbidden("Forbidden: more than one Origin header");
+            return forbidden(
+                "Forbidden: more than one Origin header",
+                "origin_not_allowed",
+            );
         }
         let origin = value.to_str().ok().and_then(Origin::parse);
         if !origin.is_some_and(|o| front.origin_allowed(&o)) {
             tracing::warn!(origin = ?value, "Refused a request from an Origin not in server.allowed_origins.");
-            return forbidden("Forbidden: Origin header is not allowed");
+            return forbidden(
+                "Forbidden: Origin header is not allowed",
+                "origin_not_allowed",
+            );
         }
     }
     next.run(request).await
@@ -262,7 +268,7 @@ pub async fn check_host(
             path = request.uri().path(),
             "Refused a request for a host not in server.allowed_hosts."
         );
-        return forbidden("Forbidden: Host header is not allowed");
+        return forbidden("Forbidden: Host header is not allowed", "host_not_allowed");
     }
     next.run(request).await
 }
@@ -551,12 +557,8 @@ fn bad_request(message: &'static str) -> Response {
     )
 }
 
-fn forbidden(message: &'static str) -> Response {
-    let class = if message.contains("Origin") {
-        "origin_not_allowed"
-    } else {
-        "host_not_allowed"
-    };
+/// A refusal of the Host or Origin rule; `class` names it in the audit trail.
+fn forbidden(message: &'static str, class: &'static str) -> Response {
     super::refusals::mark((StatusCode::FORBIDDEN, message).into_response(), class)
 }
 
