@@ -26,14 +26,50 @@ const BREATHE: Duration = Duration::from_millis(5);
 
 /// The kinds of record, in the order they are purged (documents before the
 /// leads that hold them, lead details before what proves consent).
-pub const KINDS: [&str; 6] = [
-    "lead_documents",
-    "leads",
-    "consent_grants",
-    "bookings",
-    "audit",
-    "departed_units",
-];
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    LeadDocuments,
+    Leads,
+    ConsentGrants,
+    Bookings,
+    Audit,
+    DepartedUnits,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 6] = [
+        Kind::LeadDocuments,
+        Kind::Leads,
+        Kind::ConsentGrants,
+        Kind::Bookings,
+        Kind::Audit,
+        Kind::DepartedUnits,
+    ];
+
+    /// Its `[retention]` key, and its label in the metric and the log.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::LeadDocuments => "lead_documents",
+            Kind::Leads => "leads",
+            Kind::ConsentGrants => "consent_grants",
+            Kind::Bookings => "bookings",
+            Kind::Audit => "audit",
+            Kind::DepartedUnits => "departed_units",
+        }
+    }
+
+    /// How long `retention` keeps this kind.
+    fn kept(self, retention: &RetentionConfig) -> Duration {
+        match self {
+            Kind::LeadDocuments => retention.lead_documents,
+            Kind::Leads => retention.leads,
+            Kind::ConsentGrants => retention.consent_grants,
+            Kind::Bookings => retention.bookings,
+            Kind::Audit => retention.audit,
+            Kind::DepartedUnits => retention.departed_units,
+        }
+    }
+}
 
 impl Purger {
     pub async fn run(self, lease: Lease, cancel: CancellationToken) {
@@ -58,7 +94,7 @@ impl Purger {
         cancel: &CancellationToken,
     ) -> Result<BTreeMap<&'static str, u64>, StoreError> {
         let mut purged = BTreeMap::new();
-        for kind in KINDS {
+        for kind in Kind::ALL {
             let mut total = 0;
             loop {
                 if cancel.is_cancelled() {
@@ -68,35 +104,32 @@ impl Purger {
                 total += done;
                 self.metrics
                     .retention_purged
-                    .get_or_create(&KindLabel { kind })
+                    .get_or_create(&KindLabel { kind: kind.name() })
                     .inc_by(done);
                 if done < u64::from(self.retention.batch) {
                     break;
                 }
                 tokio::time::sleep(BREATHE).await;
             }
-            purged.insert(kind, total);
+            purged.insert(kind.name(), total);
         }
         Ok(purged)
     }
 
-    async fn batch(&self, kind: &str, now: DateTime<Utc>) -> Result<u64, StoreError> {
-        let r = &self.retention;
-        let (store, n) = (&self.store, r.batch);
-        let before = |kept: Duration| {
-            now.checked_sub_signed(
-                chrono::Duration::from_std(kept).unwrap_or(chrono::Duration::MAX),
-            )
-            .unwrap_or(DateTime::<Utc>::MIN_UTC)
-        };
+    async fn batch(&self, kind: Kind, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        let kept =
+            chrono::Duration::from_std(kind.kept(&self.retention)).unwrap_or(chrono::Duration::MAX);
+        let before = now
+            .checked_sub_signed(kept)
+            .unwrap_or(DateTime::<Utc>::MIN_UTC);
+        let (store, n) = (&self.store, self.retention.batch);
         match kind {
-            "lead_documents" => retention::lead_documents(store, before(r.lead_documents), n).await,
-            "leads" => retention::minimise_leads(store, before(r.leads), n, &super::minimise).await,
-            "consent_grants" => retention::consent_grants(store, before(r.consent_grants), n).await,
-            "bookings" => retention::bookings(store, before(r.bookings), n).await,
-            "audit" => retention::audit(store, before(r.audit), n).await,
-            "departed_units" => retention::departed_units(store, before(r.departed_units), n).await,
-            _ => Ok(0),
+            Kind::LeadDocuments => retention::lead_documents(store, before, n).await,
+            Kind::Leads => retention::minimise_leads(store, before, n, &super::minimise).await,
+            Kind::ConsentGrants => retention::consent_grants(store, before, n).await,
+            Kind::Bookings => retention::bookings(store, before, n).await,
+            Kind::Audit => retention::audit(store, before, n).await,
+            Kind::DepartedUnits => retention::departed_units(store, before, n).await,
         }
     }
 }

@@ -193,14 +193,6 @@ impl Sealing {
         }
     }
 
-    pub fn seal_opt(
-        &self,
-        column: &str,
-        plain: Option<&str>,
-    ) -> Result<Option<String>, StoreError> {
-        plain.map(|p| self.seal(column, p)).transpose()
-    }
-
     /// A stored value of `column` as it was before sealing.
     pub fn open(&self, column: &str, stored: &str) -> Result<String, StoreError> {
         let Some(rest) = stored.strip_prefix(PREFIX) else {
