@@ -190,7 +190,7 @@ pub async fn run_audit(args: AuditArgs) -> anyhow::Result<()> {
     ]];
     for r in &rows {
         table.push([
-            r.at.clone(),
+            crate::store::ts(r.at),
             r.principal.clone(),
             r.dealership.clone().unwrap_or_else(|| "-".into()),
             r.tool.clone(),

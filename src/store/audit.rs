@@ -24,7 +24,9 @@ const COLUMNS: usize = 10;
 /// quiet bridge writes a lone record this much later.
 const LINGER: Duration = Duration::from_millis(25);
 
-#[derive(Debug, Clone)]
+/// One audit row: written by the pipeline (and the front door's refusals),
+/// read back by `dms-bridge audit`.
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct AuditRecord {
     pub at: DateTime<Utc>,
     pub trace_id: String,

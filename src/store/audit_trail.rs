@@ -1,10 +1,10 @@
 //! Reading the audit trail back (`dms-bridge audit`): tool calls and the
 //! requests refused at the front door, filtered, oldest first.
 
-use serde::Serialize;
+use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row};
 
-use super::{Store, StoreError};
+use super::{AuditRecord, Store, StoreError};
 
 /// Which rows to read. Every filter is optional; times are RFC 3339.
 #[derive(Debug, Clone, Default)]
@@ -19,22 +19,7 @@ pub struct AuditFilter {
     pub limit: u32,
 }
 
-/// One audit row as read back.
-#[derive(Debug, Clone, Serialize)]
-pub struct AuditRow {
-    pub at: String,
-    pub trace_id: String,
-    pub principal: String,
-    pub dealership: Option<String>,
-    pub tool: String,
-    pub adapter: Option<String>,
-    pub outcome: String,
-    pub latency_us: i64,
-    pub cache_hit: bool,
-    pub arg_shape: Vec<String>,
-}
-
-pub async fn read(store: &Store, f: &AuditFilter) -> Result<Vec<AuditRow>, StoreError> {
+pub async fn read(store: &Store, f: &AuditFilter) -> Result<Vec<AuditRecord>, StoreError> {
     let mut clauses = Vec::new();
     let mut values: Vec<String> = Vec::new();
     let mut add = |clause: &str, value: &Option<String>| {
@@ -74,15 +59,18 @@ pub async fn read(store: &Store, f: &AuditFilter) -> Result<Vec<AuditRow>, Store
     rows.iter()
         .map(|r| {
             let shape: String = r.try_get("arg_shape")?;
-            Ok(AuditRow {
-                at: r.try_get("at")?,
+            let at: String = r.try_get("at")?;
+            Ok(AuditRecord {
+                at: DateTime::parse_from_rfc3339(&at)
+                    .map_err(|e| StoreError::Encode(format!("audit_log.at {at:?}: {e}")))?
+                    .with_timezone(&Utc),
                 trace_id: r.try_get("trace_id")?,
                 principal: r.try_get("principal")?,
                 dealership: r.try_get("dealership")?,
                 tool: r.try_get("tool")?,
                 adapter: r.try_get("adapter")?,
                 outcome: r.try_get("outcome")?,
-                latency_us: r.try_get("latency_us")?,
+                latency_us: u64::try_from(r.try_get::<i64, _>("latency_us")?).unwrap_or_default(),
                 cache_hit: r.try_get::<i64, _>("cache_hit")? != 0,
                 arg_shape: serde_json::from_str(&shape).unwrap_or_default(),
             })
