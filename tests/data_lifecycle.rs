@@ -921,11 +921,25 @@ async fn the_audit_trail_lists_tool_calls_and_refused_requests_without_credentia
             .await
             .unwrap()
             .status(),
+        post("agent-token")
+            .header("host", "bridge.evil.example")
+            .json(&list)
+            .send()
+            .await
+            .unwrap()
+            .status(),
     ];
-    assert_eq!(statuses.map(|s| s.as_u16()), [401, 403, 413]);
-    drop(client);
-    drop(bridge);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(statuses.map(|s| s.as_u16()), [401, 403, 413, 403]);
+    // The audit writer commits in batches: wait until all five rows are in.
+    let store = bridge.gateway.store();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while count(store, "SELECT COUNT(*) FROM audit_log").await < 5 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "audit rows not written"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 
     let config = path.to_str().unwrap();
     let (ran, jsonl, err) = run_cli(&["audit", "--config", config, "--format", "jsonl"]);
@@ -947,6 +961,7 @@ async fn the_audit_trail_lists_tool_calls_and_refused_requests_without_credentia
         "refused.token_invalid",
         "refused.origin_not_allowed",
         "refused.body_too_large",
+        "refused.host_not_allowed",
     ] {
         assert!(outcome("front_door", class), "{class}: {jsonl}");
     }
@@ -966,7 +981,7 @@ async fn the_audit_trail_lists_tool_calls_and_refused_requests_without_credentia
         "--outcome",
         "refused",
     ]);
-    assert_eq!(only_refused.lines().count(), 3, "{only_refused}");
+    assert_eq!(only_refused.lines().count(), 4, "{only_refused}");
     let (_, agent, _) = run_cli(&[
         "audit",
         "--config",
