@@ -23,22 +23,20 @@
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
+use support::call;
+
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use dms_bridge::config::from_toml_str;
-use dms_bridge::http::serve::{self, ServeSettings};
-use dms_bridge::http::{HttpSettings, router};
-use dms_bridge::runtime;
 use dms_bridge::store::Store;
 use dms_bridge::store::erasure::Subject;
 use dms_bridge::store::sealing::{Keyring, Sealing};
 use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 const KEY: &str = "3131313131313131313131313131313131313131313131313131313131313131";
 
@@ -86,42 +84,6 @@ scopes = ["amcp:leads:write", "amcp:leads:read"]
     )
 }
 
-async fn bridge(toml: &str) -> String {
-    let config = from_toml_str(toml).unwrap();
-    let runtime = runtime::build(&config, std::path::Path::new(".")).unwrap();
-    let started = runtime.start(&CancellationToken::new()).await.unwrap();
-    let settings = HttpSettings::from_config(&config.server);
-    let app = router(
-        started.gateway.clone(),
-        started.standing.clone(),
-        &settings,
-        CancellationToken::new(),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let serve_settings = ServeSettings::from_config(&config.server);
-    tokio::spawn(async move {
-        serve::serve(listener, app, &serve_settings, std::future::pending()).await
-    });
-    format!("http://{addr}/mcp")
-}
-
-type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
-
-async fn call(client: &Client, tool: &str, args: Value) -> Value {
-    let Value::Object(map) = args else {
-        unreachable!()
-    };
-    let result = client
-        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(map))
-        .await
-        .unwrap();
-    match result.structured_content {
-        Some(content) => content,
-        None => panic!("{tool}: {:?}", result.content),
-    }
-}
-
 fn lead(run: &str, n: usize) -> Value {
     json!({
         "dealership_id": "bench",
@@ -154,7 +116,9 @@ fn p50(mut ms: Vec<f64>) -> f64 {
 async fn calls(samples: usize, sealed: bool) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("bridge.db").display());
-    let mcp = bridge(&config(&accepting_crm().await, &url, sealed)).await;
+    let (base, path) =
+        support::start_bridge(&config(&accepting_crm().await, &url, sealed), None).await;
+    let mcp = format!("{base}{path}");
     dms_bridge::net::install_tls_provider();
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(mcp).auth_header("bench-token"),

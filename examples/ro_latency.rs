@@ -16,6 +16,8 @@
 //!     cargo run --release --example ro_latency -- 20
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,17 +25,12 @@ use std::time::{Duration, Instant};
 
 use axum::extract::Request;
 use axum::middleware::{self, Next};
-use dms_bridge::config::from_toml_str;
-use dms_bridge::http::serve::{self, ServeSettings};
-use dms_bridge::http::{HttpSettings, router};
-use dms_bridge::runtime;
 use dms_bridge_testkit::mock_cdk;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 const DRIVE: &str = "/cdk/drive/servicerepairorder/v1";
 
@@ -90,27 +87,6 @@ scopes = ["amcp:service:read"]
     )
 }
 
-async fn bridge(toml: &str) -> String {
-    let mut config = from_toml_str(toml).unwrap();
-    config.store.url = "sqlite::memory:".into();
-    let runtime = runtime::build(&config, std::path::Path::new(".")).unwrap();
-    let started = runtime.start(&CancellationToken::new()).await.unwrap();
-    let settings = HttpSettings::from_config(&config.server);
-    let app = router(
-        started.gateway.clone(),
-        started.standing.clone(),
-        &settings,
-        CancellationToken::new(),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let serve_settings = ServeSettings::from_config(&config.server);
-    tokio::spawn(async move {
-        serve::serve(listener, app, &serve_settings, std::future::pending()).await
-    });
-    format!("http://{addr}{}", config.server.path)
-}
-
 /// The flow by hand, as a careful direct client would run it.
 async fn direct(http: &reqwest::Client, base: &str, token: &str) -> Value {
     let get = |path: String| {
@@ -158,6 +134,12 @@ fn summary(mut ms: Vec<f64>, requests: f64) -> Value {
     ms.sort_by(f64::total_cmp);
     let at = |p: f64| ms[((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len()) - 1];
     json!({ "p50_ms": at(0.5), "p90_ms": at(0.9), "max_ms": at(1.0), "requests_per_lookup": requests })
+}
+
+/// The bridge of `toml` on an in-memory store: its MCP URL.
+async fn bridge(toml: &str) -> String {
+    let (base, path) = support::start_bridge(toml, Some("sqlite::memory:")).await;
+    format!("{base}{path}")
 }
 
 #[tokio::main]

@@ -9,18 +9,16 @@
 //!     cargo run --release --example status_page_load -- 10000 50
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
+use support::call;
+
 use std::time::{Duration, Instant};
 
-use dms_bridge::config::from_toml_str;
-use dms_bridge::http::serve::{self, ServeSettings};
-use dms_bridge::http::{HttpSettings, router};
-use dms_bridge::runtime;
 use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
+use serde_json::json;
 
 const OPERATOR: &str = "bench-operator-token-0123456789";
 
@@ -65,44 +63,6 @@ dealerships = ["bench"]
 scopes = ["amcp:leads:write", "amcp:leads:read"]
 "#
     )
-}
-
-async fn bridge(toml: &str) -> String {
-    let config = from_toml_str(toml).unwrap();
-    let runtime = runtime::build(&config, std::path::Path::new(".")).unwrap();
-    let started = runtime.start(&CancellationToken::new()).await.unwrap();
-    let settings = HttpSettings::from_config(&config.server);
-    let app = router(
-        started.gateway.clone(),
-        started.standing.clone(),
-        &settings,
-        CancellationToken::new(),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let serve_settings = ServeSettings::from_config(&config.server);
-    tokio::spawn(async move {
-        serve::serve(listener, app, &serve_settings, std::future::pending()).await
-    });
-    format!("http://{addr}")
-}
-
-async fn call(
-    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
-    tool: &str,
-    args: Value,
-) -> Value {
-    let Value::Object(map) = args else {
-        unreachable!()
-    };
-    let result = client
-        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(map))
-        .await
-        .unwrap();
-    match result.structured_content {
-        Some(content) => content,
-        None => panic!("{tool}: {:?}", result.content),
-    }
 }
 
 /// One lead taken and failed through the real path; its id.
@@ -197,7 +157,8 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("bridge.db");
     let crm = refusing_crm().await;
-    let base = bridge(&config(&crm, &format!("sqlite://{}", db.display()))).await;
+    let (base, _) =
+        support::start_bridge(&config(&crm, &format!("sqlite://{}", db.display())), None).await;
     let lead_id = failed_lead(&base).await;
     clone_failed(&db, &lead_id, leads).await;
 
