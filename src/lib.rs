@@ -8,7 +8,8 @@
 //!   recording, verification), [`runtime`] (build from config with I/O, start), [`http`] (the
 //!   HTTP server: accept loop, front door, callers, OAuth, inbound vendor
 //!   events, the MCP transport, ops routes), [`mcp`] (the MCP protocol, over
-//!   that transport and stdio);
+//!   that transport and stdio) and [`aap`] (the Auto Agent Protocol over A2A,
+//!   a second door onto the same pipeline);
 //! - [`gateway`]: the dispatch pipeline every call passes through, and only
 //!   that: auth, scoping, validation, quotas, read cache, the write step
 //!   (idempotency keys, invalidation), the upstream error mapping, audit;
@@ -31,6 +32,7 @@
 //! [`cli::demo`] runs it all against the mock upstreams of
 //! `dms-bridge-testkit` on loopback.
 
+pub mod aap;
 pub mod adapters;
 pub mod adf;
 pub mod cli;

@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["kit"],
     &["runtime"],
     &["http"],
-    &["mcp"],
+    &["mcp", "aap"],
     &["gateway"],
     &["tools"],
     &["lifecycle"],

@@ -20,7 +20,7 @@ pub async fn start_bridge(toml: &str, store: Option<&str>) -> (String, String) {
     }
     let runtime = runtime::build(&config, std::path::Path::new(".")).unwrap();
     let started = runtime.start(&CancellationToken::new()).await.unwrap();
-    let settings = HttpSettings::from_config(&config.server);
+    let settings = HttpSettings::for_config(&config);
     let app = router(
         started.gateway.clone(),
         started.standing.clone(),

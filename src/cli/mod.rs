@@ -597,7 +597,7 @@ pub async fn serve_until(
     // Each connection is a descriptor: take all the process may have, and the
     // accept loop fits its connection cap under it.
     let fd_limit = http_serve::raise_fd_limit();
-    let settings = HttpSettings::from_config(&cfg.server);
+    let settings = HttpSettings::for_config(cfg);
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("binding {listen}"))?;

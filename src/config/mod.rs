@@ -6,6 +6,7 @@
 //! these types, semantic ones (unknown time zone, dangling references) from
 //! `validate`.
 
+mod aap;
 pub mod catalog;
 mod cidr;
 mod error;
@@ -36,6 +37,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub use aap::AapConfig;
 pub use cidr::{Cidr, canonical as canonical_ip};
 pub use error::{ConfigError, ConfigErrors};
 pub use events::{EventsConfig, WebhookConfig, webhook_dealerships, webhook_key};
@@ -110,6 +112,9 @@ pub struct Config {
     /// How long each kind of record (customer data above all) is kept.
     #[serde(default)]
     pub retention: RetentionConfig,
+    /// The Auto Agent Protocol door's shared settings (`aap = true` per dealership enables it).
+    #[serde(default)]
+    pub aap: Option<AapConfig>,
 }
 
 /// The MCP endpoint and the HTTP server in front of it.
@@ -297,6 +302,10 @@ pub struct DealershipConfig {
     /// (AAP: inventory search must work anonymously).
     #[serde(default)]
     pub anonymous_inventory: bool,
+    /// Serve this dealership over the Auto Agent Protocol (AAP v1.3 over A2A):
+    /// its agent card and JSON-RPC endpoint under `/aap/<id>`.
+    #[serde(default)]
+    pub aap: bool,
     /// Which upstream serves each domain, by upstream id.
     #[serde(default)]
     pub routes: BTreeMap<Domain, String>,

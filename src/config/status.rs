@@ -34,7 +34,14 @@ fn default_session() -> Duration {
 }
 
 /// Paths the bridge serves itself, which the page must not shadow.
-const TAKEN: &[&str] = &["/healthz", "/readyz", "/metrics", "/events", "/.well-known"];
+const TAKEN: &[&str] = &[
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/events",
+    "/.well-known",
+    "/aap",
+];
 
 /// Checks of `[status]`: the path's shape and the session's length.
 pub(super) fn validate(config: &Config, errors: &mut Vec<ConfigError>) {

@@ -69,6 +69,7 @@ impl Config {
         super::store::validate(self, &mut errors);
         super::status::validate(self, &mut errors);
         super::privacy::validate(self, &mut errors);
+        super::aap::validate(self, &mut errors);
         errors
     }
 

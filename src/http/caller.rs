@@ -186,6 +186,23 @@ pub(super) async fn updates_stream(
 }
 
 fn unauthorized(gateway: &Gateway, token_presented: bool) -> Response {
+    let body = json!({ "error": { "code": "auth.unauthorized", "message": "A valid bearer token is required.", "retryable": false } });
+    let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        challenge(gateway, token_presented),
+    );
+    let class = if token_presented {
+        "token_invalid"
+    } else {
+        "token_missing"
+    };
+    super::refusals::mark(response, class)
+}
+
+/// The `WWW-Authenticate` of a 401: OAuth's (pointing at the protected
+/// resource metadata) where the bridge signs callers in, else a plain Bearer one.
+pub(super) fn challenge(gateway: &Gateway, token_presented: bool) -> HeaderValue {
     let signed_in_challenge = gateway
         .authenticator()
         .oauth()
@@ -195,16 +212,5 @@ fn unauthorized(gateway: &Gateway, token_presented: bool) -> Response {
     } else {
         r#"Bearer realm="dms-bridge""#
     };
-    let body = json!({ "error": { "code": "auth.unauthorized", "message": "A valid bearer token is required.", "retryable": false } });
-    let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        signed_in_challenge.unwrap_or(HeaderValue::from_static(static_challenge)),
-    );
-    let class = if token_presented {
-        "token_invalid"
-    } else {
-        "token_missing"
-    };
-    super::refusals::mark(response, class)
+    signed_in_challenge.unwrap_or(HeaderValue::from_static(static_challenge))
 }

@@ -289,40 +289,9 @@ pub async fn read_jsonrpc(
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let limit = front.max_request_bytes;
-    let declared = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return too_large(limit);
-    }
-    let bytes = match tokio::time::timeout(front.body_read_timeout, read_body(body, limit)).await {
-        Err(_) => {
-            tracing::info!(
-                timeout = ?front.body_read_timeout,
-                "A request body did not arrive in time; closing the connection."
-            );
-            return closing(jsonrpc_error(
-                StatusCode::REQUEST_TIMEOUT,
-                None,
-                INVALID_REQUEST,
-                "Request Timeout: the request body did not arrive in time",
-                None,
-            ));
-        }
-        Ok(Err(ReadError::TooLarge)) => return too_large(limit),
-        Ok(Err(ReadError::Broken)) => {
-            return closing(jsonrpc_error(
-                StatusCode::BAD_REQUEST,
-                None,
-                INVALID_REQUEST,
-                "Bad Request: the request body could not be read",
-                None,
-            ));
-        }
-        Ok(Ok(bytes)) => bytes,
+    let bytes = match read_within_limits(&front, &parts, body).await {
+        Ok(bytes) => bytes,
+        Err(refusal) => return refusal,
     };
     if let Some(refusal) = removed_in_this_era(&parts.headers, &bytes) {
         return refusal;
@@ -342,6 +311,77 @@ pub async fn read_jsonrpc(
 /// such requests (405, 406, 415) without reading their bodies.
 #[derive(Debug, Clone)]
 pub struct ReadBody(pub Bytes);
+
+/// The body of a request, read within `server.body_read_timeout` and
+/// `server.max_request_bytes`, or the JSON-RPC refusal for one that is late,
+/// too large or broken.
+async fn read_within_limits(
+    front: &McpFront,
+    parts: &axum::http::request::Parts,
+    body: Body,
+) -> Result<Bytes, Response> {
+    let limit = front.max_request_bytes;
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large(limit));
+    }
+    match tokio::time::timeout(front.body_read_timeout, read_body(body, limit)).await {
+        Err(_) => {
+            tracing::info!(
+                timeout = ?front.body_read_timeout,
+                "A request body did not arrive in time; closing the connection."
+            );
+            Err(closing(jsonrpc_error(
+                StatusCode::REQUEST_TIMEOUT,
+                None,
+                INVALID_REQUEST,
+                "Request Timeout: the request body did not arrive in time",
+                None,
+            )))
+        }
+        Ok(Err(ReadError::TooLarge)) => Err(too_large(limit)),
+        Ok(Err(ReadError::Broken)) => Err(closing(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            INVALID_REQUEST,
+            "Bad Request: the request body could not be read",
+            None,
+        ))),
+        Ok(Ok(bytes)) => Ok(bytes),
+    }
+}
+
+/// A JSON-RPC POST's body for a route that parses the message itself (the
+/// AAP door), read under the same limits as MCP's. A body that is not
+/// declared JSON gets 415.
+pub async fn read_json_body(
+    State(front): State<Arc<McpFront>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    if !is_json(request.headers()) {
+        return (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: send application/json",
+        )
+            .into_response();
+    }
+    let (mut parts, body) = request.into_parts();
+    let bytes = match read_within_limits(&front, &parts, body).await {
+        Ok(bytes) => bytes,
+        Err(refusal) => return refusal,
+    };
+    parts.extensions.insert(ReadBody(bytes.clone()));
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
 
 /// 404 with -32601 for a method the request's own protocol revision removed
 /// (see [`super::era`]).

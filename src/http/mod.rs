@@ -4,9 +4,11 @@
 //! ([`caller`], [`forwarded`], [`oauth`]), MCP's Streamable HTTP transport
 //! ([`endpoint`]), the endpoint vendors push change events to ([`inbound`]),
 //! the operator routes `/healthz`, `/readyz` and `/metrics` ([`ops`]) and
-//! the status page for people ([`status`]).
+//! the status page for people ([`status`]) and the Auto Agent Protocol door
+//! ([`aap`]: agent cards and A2A JSON-RPC).
 //! The MCP protocol itself is [`crate::mcp`].
 
+mod aap;
 mod caller;
 mod endpoint;
 mod era;
@@ -31,7 +33,7 @@ pub use endpoint::{McpEndpoint, Sessions, mcp_service};
 pub use forwarded::ClientAddress;
 pub use ops::Standing;
 
-use crate::config::{ForwardedHeader, ServerConfig, SessionMode};
+use crate::config::{AapConfig, Config, ForwardedHeader, ServerConfig, SessionMode};
 use crate::gateway::Gateway;
 use crate::mcp::McpServer;
 
@@ -52,6 +54,8 @@ pub struct HttpSettings {
     /// Fired when the server starts shutting down: it ends the long-lived
     /// `GET` update streams, which would otherwise hold the drain open.
     pub streams_end: CancellationToken,
+    /// The AAP door's shared settings (`[aap]`).
+    pub aap: AapConfig,
 }
 
 impl HttpSettings {
@@ -69,6 +73,15 @@ impl HttpSettings {
                 SessionMode::Stateful => Sessions::Legacy,
             },
             streams_end: CancellationToken::new(),
+            aap: AapConfig::default(),
+        }
+    }
+
+    /// The settings of a whole config: the server's, and the AAP door's.
+    pub fn for_config(config: &Config) -> Self {
+        Self {
+            aap: config.aap.clone().unwrap_or_default(),
+            ..Self::from_config(&config.server)
         }
     }
 }
@@ -102,6 +115,18 @@ pub fn router(
         .status
         .clone()
         .map(|key| status::routes(gateway.clone(), standing.webhooks.clone(), key));
+    let aap_front = Arc::new(front::McpFront::new(
+        &settings.allowed_hosts,
+        &settings.allowed_origins,
+        settings.max_request_bytes,
+        settings.body_read_timeout,
+    ));
+    let aap_routes = aap::routes(
+        gateway.clone(),
+        settings.aap.clone(),
+        aap_front,
+        auth.clone(),
+    );
     let mut others = Router::new()
         .route(&metadata_root, get(oauth::metadata))
         .route(&metadata_for_path, get(oauth::metadata))
@@ -110,6 +135,9 @@ pub fn router(
         .merge(inbound);
     if let Some(page) = status_page {
         others = others.merge(page);
+    }
+    if let Some(aap) = aap_routes {
+        others = others.merge(aap);
     }
     let sessions = settings.sessions;
     let streams_end = settings.streams_end.clone();

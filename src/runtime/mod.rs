@@ -469,6 +469,7 @@ fn build_dealership(
         profile,
         timezone,
         anonymous_inventory: d.anonymous_inventory,
+        aap: d.aap,
         routes,
     })
 }

@@ -31,6 +31,8 @@ pub struct Dealership {
     pub profile: DealershipProfile,
     pub timezone: Tz,
     pub anonymous_inventory: bool,
+    /// Served over the Auto Agent Protocol door too (`aap = true`).
+    pub aap: bool,
     pub routes: BTreeMap<Domain, Route>,
 }
 

@@ -220,7 +220,7 @@ async fn start_on(
     let runtime =
         runtime::build(&config, std::path::Path::new(".")).unwrap_or_else(|e| panic!("build: {e}"));
     let started = runtime.start(&cancel).await.expect("store");
-    let settings = HttpSettings::from_config(&config.server);
+    let settings = HttpSettings::for_config(&config);
     let app = router(
         started.gateway.clone(),
         started.standing.clone(),

@@ -61,11 +61,15 @@ pub struct Filters {
 pub enum SortField {
     /// Final price.
     Price,
+    /// Advertised base price.
+    ListPrice,
     Msrp,
     Mileage,
     Year,
     Make,
     Model,
+    /// The dealership's stock number, as text.
+    Stock,
     DaysInStock,
     LastVerifiedAt,
 }

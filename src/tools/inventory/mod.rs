@@ -84,6 +84,12 @@ fn check_filters(f: &Filters, at: &str, check: &mut Check<'_>) {
     }
 }
 
+/// A cursor that starts `args`' search at `offset`: for a door that pages
+/// by offset (AAP's `skip`) rather than by cursor.
+pub fn cursor_at(cursors: &CursorCodec, args: &SearchArgs, offset: u64) -> String {
+    cursors.encode(&args.dealership_id, &search_hash(args), offset)
+}
+
 /// Binds cursors to everything that shapes the result order and membership.
 fn search_hash(args: &SearchArgs) -> String {
     CursorCodec::query_hash(&json!({ "filters": args.filters, "sort": args.sort, "zip": args.zip }))

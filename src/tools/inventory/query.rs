@@ -157,6 +157,11 @@ fn compare(a: &Vehicle, b: &Vehicle, sort: Sort) -> Ordering {
             b.price.as_ref().map(|m| m.amount),
             o,
         ),
+        SortField::ListPrice => key(
+            a.list_price.as_ref().map(|m| m.amount),
+            b.list_price.as_ref().map(|m| m.amount),
+            o,
+        ),
         SortField::Msrp => key(
             a.msrp.as_ref().map(|m| m.amount),
             b.msrp.as_ref().map(|m| m.amount),
@@ -170,6 +175,7 @@ fn compare(a: &Vehicle, b: &Vehicle, sort: Sort) -> Ordering {
         SortField::Year => key(a.year, b.year, o),
         SortField::Make => key(lower(&a.make), lower(&b.make), o),
         SortField::Model => key(lower(&a.model), lower(&b.model), o),
+        SortField::Stock => key(lower(&a.stock), lower(&b.stock), o),
         SortField::DaysInStock => key(a.days_in_stock, b.days_in_stock, o),
         SortField::LastVerifiedAt => key(Some(a.last_verified_at), Some(b.last_verified_at), o),
     }

@@ -1,0 +1,482 @@
+//! The JSON-RPC side of the door: A2A v1.0's `SendMessage` carrying one AAP
+//! request in a data part, answered with one agent message carrying the AAP
+//! response, or with a JSON-RPC error.
+
+use serde_json::{Map, Value, json};
+
+use super::errors::{AapError, AuthRefusal, from_tool_error};
+use super::skill::Skill;
+use super::translate::{dealer, inventory, lead};
+use super::{EXTENSION_URI, card, schemas};
+use crate::contract::payload::Payload;
+use crate::gateway::{CallError, Caller, Gateway};
+use crate::tools::Dealership;
+
+/// The A2A service parameters a request came with (HTTP headers).
+#[derive(Debug, Default, Clone)]
+pub struct ServiceParameters {
+    /// `A2A-Version`, when sent.
+    pub version: Option<String>,
+    /// `A2A-Extensions`, every URI listed.
+    pub extensions: Vec<String>,
+}
+
+/// What the HTTP layer sends back.
+#[derive(Debug)]
+pub enum Answer {
+    /// A JSON-RPC response (result or error); `activated` says whether the
+    /// request activated the AAP extension (echoed in `A2A-Extensions`).
+    Rpc { body: Value, activated: bool },
+    /// Authentication is HTTP's business under A2A.
+    Auth(AuthRefusal, Value),
+}
+
+/// A2A 1.0 methods this door does not carry: AAP replies are messages, with
+/// no tasks, streaming or push.
+const A2A_OTHER_METHODS: &[&str] = &[
+    "SendStreamingMessage",
+    "GetTask",
+    "ListTasks",
+    "CancelTask",
+    "SubscribeToTask",
+    "CreateTaskPushNotificationConfig",
+    "GetTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs",
+    "DeleteTaskPushNotificationConfig",
+    "GetExtendedAgentCard",
+];
+
+/// Answers one JSON-RPC request body for `dealership`'s AAP endpoint.
+pub async fn answer(
+    gateway: &Gateway,
+    caller: &Caller,
+    dealership: &Dealership,
+    service: &ServiceParameters,
+    body: &[u8],
+) -> Answer {
+    let activated = service.extensions.iter().any(|e| e == EXTENSION_URI);
+    let rpc = |body| Answer::Rpc { body, activated };
+    let request: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(_) => {
+            return rpc(a2a_error(
+                &Value::Null,
+                -32700,
+                "Parse error: the body is not JSON",
+                "PARSE_ERROR",
+            ));
+        }
+    };
+    let id = match request.get("id") {
+        Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => id.clone(),
+        _ => Value::Null,
+    };
+    let (Some("2.0"), Some(method)) = (
+        request.get("jsonrpc").and_then(Value::as_str),
+        request.get("method").and_then(Value::as_str),
+    ) else {
+        return rpc(a2a_error(
+            &id,
+            -32600,
+            "Invalid Request: a JSON-RPC 2.0 request object is required",
+            "INVALID_REQUEST",
+        ));
+    };
+    if let Some(refusal) = check_service(service) {
+        return rpc(refusal.with_id(&id));
+    }
+    if method != "SendMessage" {
+        return rpc(unknown_method(&id, method));
+    }
+    match send_message(gateway, caller, dealership, &request["params"]).await {
+        Ok(result) => rpc(json!({ "jsonrpc": "2.0", "id": id, "result": result })),
+        Err(Failure::Aap(e)) => rpc(json!({ "jsonrpc": "2.0", "id": id, "error": e.to_jsonrpc() })),
+        Err(Failure::Rpc(code, message, reason)) => rpc(a2a_error(&id, code, &message, reason)),
+        Err(Failure::Auth(refusal)) => {
+            let message = match &refusal {
+                AuthRefusal::Unauthorized => {
+                    "A valid bearer token is required for this skill.".to_owned()
+                }
+                AuthRefusal::Forbidden(why) => why.clone(),
+            };
+            Answer::Auth(refusal, a2a_error(&id, -32000, &message, "UNAUTHENTICATED"))
+        }
+    }
+}
+
+/// A refusal made before the method is looked at.
+struct Refusal(i64, String, &'static str);
+
+impl Refusal {
+    fn with_id(self, id: &Value) -> Value {
+        a2a_error(id, self.0, &self.1, self.2)
+    }
+}
+
+/// `A2A-Version` and `A2A-Extensions`. No version header is read as 1.0
+/// (AAP's own examples send none); an empty one means 0.3 (A2A §3.6.2).
+/// A request that activates only another AAP version gets A2A's answer for
+/// an extension it must support: this agent serves v1.3, and does not guess
+/// that a v1.1 caller reads v1.3 answers (whose `price` means another thing).
+fn check_service(service: &ServiceParameters) -> Option<Refusal> {
+    if let Some(version) = &service.version {
+        let v = version.trim();
+        if !(v == "1.0" || v.starts_with("1.0.")) {
+            let asked = if v.is_empty() {
+                "0.3 (empty A2A-Version)"
+            } else {
+                v
+            };
+            return Some(Refusal(
+                -32009,
+                format!("VersionNotSupportedError: this agent speaks A2A 1.0, not {asked}"),
+                "VERSION_NOT_SUPPORTED",
+            ));
+        }
+    }
+    let other_aap: Vec<&String> = service
+        .extensions
+        .iter()
+        .filter(|e| e.starts_with("https://autoagentprotocol.org/extensions/aap/"))
+        .collect();
+    if !other_aap.is_empty() && !other_aap.iter().any(|e| *e == EXTENSION_URI) {
+        return Some(Refusal(
+            -32008,
+            format!(
+                "ExtensionSupportRequiredError: this agent serves AAP v1.3 only ({EXTENSION_URI}); the request activated {}",
+                other_aap
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "EXTENSION_SUPPORT_REQUIRED",
+        ));
+    }
+    None
+}
+
+fn unknown_method(id: &Value, method: &str) -> Value {
+    if A2A_OTHER_METHODS.contains(&method) {
+        return a2a_error(
+            id,
+            -32004,
+            &format!(
+                "UnsupportedOperationError: {method} is not served; AAP agents answer SendMessage with a message"
+            ),
+            "UNSUPPORTED_OPERATION",
+        );
+    }
+    let hint = if method.contains('/') {
+        " (an A2A 0.3 method name; this agent speaks A2A 1.0: use SendMessage)"
+    } else {
+        ""
+    };
+    a2a_error(
+        id,
+        -32601,
+        &format!("Method not found: {method}{hint}"),
+        "METHOD_NOT_FOUND",
+    )
+}
+
+/// A JSON-RPC error of A2A's own (no AAP payload): A2A 1.0's `data` array
+/// with a `google.rpc.ErrorInfo`.
+fn a2a_error(id: &Value, code: i64, message: &str, reason: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": {
+        "code": code,
+        "message": message,
+        "data": [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": "a2a-protocol.org" }],
+    } })
+}
+
+enum Failure {
+    Aap(AapError),
+    Rpc(i64, String, &'static str),
+    Auth(AuthRefusal),
+}
+
+impl From<AapError> for Failure {
+    fn from(e: AapError) -> Self {
+        Failure::Aap(e)
+    }
+}
+
+fn invalid_params(message: impl Into<String>) -> Failure {
+    Failure::Rpc(
+        -32602,
+        format!("Invalid params: {}", message.into()),
+        "INVALID_PARAMS",
+    )
+}
+
+async fn send_message(
+    gateway: &Gateway,
+    caller: &Caller,
+    dealership: &Dealership,
+    params: &Value,
+) -> Result<Value, Failure> {
+    let message = params
+        .get("message")
+        .filter(|m| m.is_object())
+        .ok_or_else(|| invalid_params("params.message is required"))?;
+    if message
+        .get("messageId")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        return Err(invalid_params("params.message.messageId is required"));
+    }
+    if let Some(role) = message.get("role")
+        && role != "ROLE_USER"
+    {
+        return Err(invalid_params("params.message.role must be ROLE_USER"));
+    }
+    let parts = message["parts"]
+        .as_array()
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| invalid_params("params.message.parts must hold at least one part"))?;
+    // AAP: text parts carry no meaning; the request is the first data part.
+    let mut data = parts
+        .iter()
+        .find_map(|p| p.get("data"))
+        .cloned()
+        .ok_or_else(|| {
+            AapError::new("SCHEMA_VALIDATION_FAILED", "The message has no data part with an AAP request.")
+                .with_details(json!({ "errors": [{ "instanceLocation": "", "keyword": "required", "error": "a data part holding {type: \"<skill>.request\", …} is required" }] }))
+        })?;
+    let skill = select_skill(&data, dealership)?;
+    check_output_modes(&params["configuration"], skill)?;
+    whole_numbers(&mut data);
+    let violations = schemas::check_request(skill, &data).map_err(|_| AapError::internal())?;
+    if !violations.is_empty() {
+        return Err(AapError::invalid(violations).into());
+    }
+    let (answer, note) = run(gateway, caller, dealership, skill, &data).await?;
+    let mut part = json!({ "type": skill.response_type(), "data": answer });
+    if let Some(note) = note {
+        part["message"] = json!(note);
+    }
+    let context = message
+        .get("contextId")
+        .and_then(Value::as_str)
+        .filter(|c| !c.is_empty())
+        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+    Ok(json!({ "message": {
+        "messageId": uuid::Uuid::new_v4().to_string(),
+        "contextId": context,
+        "role": "ROLE_AGENT",
+        "parts": [{ "data": part, "mediaType": skill.response_media_type() }],
+    } }))
+}
+
+/// The skill a data part's `type` asks for, if this dealership offers it.
+fn select_skill(data: &Value, dealership: &Dealership) -> Result<Skill, Failure> {
+    let Some(kind) = data.get("type").and_then(Value::as_str) else {
+        return Err(AapError::new("SCHEMA_VALIDATION_FAILED", "The data part has no AAP type.")
+            .with_details(json!({ "errors": [{ "instanceLocation": "/type", "keyword": "required", "error": "type (\"<skill>.request\") is required" }] }))
+            .into());
+    };
+    match Skill::from_request_type(kind) {
+        Some(skill) if card::offered(dealership).contains(&skill) => Ok(skill),
+        Some(skill) => Err(AapError::new(
+            "UNSUPPORTED_SKILL",
+            format!("This dealership does not offer {} (see its agent card).", skill.id()),
+        )
+        .into()),
+        None if kind.ends_with(".request") => Err(AapError::new(
+            "UNSUPPORTED_SKILL",
+            "No AAP v1.3 skill takes this request type (see the agent card).",
+        )
+        .into()),
+        None => Err(AapError::new("SCHEMA_VALIDATION_FAILED", "The data part's type is not an AAP request type.")
+            .with_details(json!({ "errors": [{ "instanceLocation": "/type", "keyword": "pattern", "error": "must be \"<skill>.request\"" }] }))
+            .into()),
+    }
+}
+
+/// A2A: a client that accepts none of the skill's answer types gets
+/// `ContentTypeNotSupportedError` rather than an answer it cannot read.
+fn check_output_modes(configuration: &Value, skill: Skill) -> Result<(), Failure> {
+    let Some(modes) = configuration
+        .get("acceptedOutputModes")
+        .and_then(Value::as_array)
+        .filter(|m| !m.is_empty())
+    else {
+        return Ok(());
+    };
+    let media = skill.response_media_type();
+    let readable = modes.iter().filter_map(Value::as_str).any(|m| {
+        let m = m.split(';').next().unwrap_or("").trim();
+        m == media || m == "application/json" || m == "*/*" || m == "application/*"
+    });
+    if readable {
+        Ok(())
+    } else {
+        Err(Failure::Rpc(
+            -32005,
+            format!(
+                "ContentTypeNotSupportedError: {} answers {media}",
+                skill.id()
+            ),
+            "CONTENT_TYPE_NOT_SUPPORTED",
+        ))
+    }
+}
+
+/// Whole numbers sent as floats (`2020.0`: the Python A2A SDK carries data
+/// parts as protobuf Values, which hold doubles) become integers, as JSON
+/// Schema already counts them.
+fn whole_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9.0e15
+            {
+                *value = json!(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        Value::Object(map) => map.values_mut().for_each(whole_numbers),
+        _ => {}
+    }
+}
+
+/// Runs the skill as its canonical tool, through the whole pipeline.
+async fn run(
+    gateway: &Gateway,
+    caller: &Caller,
+    dealership: &Dealership,
+    skill: Skill,
+    data: &Value,
+) -> Result<(Value, Option<String>), Failure> {
+    let rooftop = dealership.profile.name.as_str();
+    let id = dealership.profile.id.as_str();
+    match skill {
+        Skill::DealerInformation => {
+            let args = Map::from_iter([("dealership_id".to_owned(), json!(id))]);
+            let result = call(gateway, caller, skill, args, same).await?;
+            Ok((dealer::answer(result.value()), None))
+        }
+        Skill::InventorySearch => {
+            let Some(search) = inventory::search(data, dealership, gateway.services()) else {
+                let (skip, limit) = inventory::page(data, gateway.services());
+                return Ok((inventory::nothing_found(skip, limit), None));
+            };
+            let result = call(gateway, caller, skill, search.args, search_pointer).await?;
+            let answer =
+                inventory::search_answer(result.value(), search.skip, search.limit, rooftop);
+            Ok((answer, stale_note(result.value())))
+        }
+        Skill::InventoryFacets => {
+            let Some(args) = inventory::facets(data, dealership) else {
+                return Ok((json!({}), None));
+            };
+            let result = call(gateway, caller, skill, args, search_pointer).await?;
+            Ok((
+                inventory::facets_answer(result.value(), rooftop),
+                stale_note(result.value()),
+            ))
+        }
+        Skill::InventoryVehicle => {
+            let args = inventory::vehicle(data, dealership);
+            let result = call(gateway, caller, skill, args, same).await?;
+            let vehicle = inventory::vehicle_answer(result.value(), rooftop)
+                .ok_or_else(AapError::internal)?;
+            Ok((vehicle, stale_note(result.value())))
+        }
+        Skill::LeadSubmit => {
+            let args = lead::request(data, id);
+            let result = call(gateway, caller, skill, args, same).await?;
+            Ok(lead::answer(result.value()))
+        }
+    }
+}
+
+async fn call(
+    gateway: &Gateway,
+    caller: &Caller,
+    skill: Skill,
+    args: Map<String, Value>,
+    pointers: fn(&str) -> String,
+) -> Result<Payload, Failure> {
+    let outcome = gateway
+        .call_tool(caller, skill.tool(), Some(args))
+        .await
+        .map_err(|CallError::UnknownTool| AapError::internal())?;
+    outcome
+        .result
+        .map_err(|e| match from_tool_error(&e, pointers) {
+            Ok(aap) => Failure::Aap(aap),
+            Err(refusal) => Failure::Auth(refusal),
+        })
+}
+
+fn same(pointer: &str) -> String {
+    pointer.to_owned()
+}
+
+/// Canonical search pointers at the AAP request's fields.
+fn search_pointer(pointer: &str) -> String {
+    if let Some(rest) = pointer.strip_prefix("/filters/drivetrain") {
+        return format!("/filters/driveline{rest}");
+    }
+    match pointer {
+        "/limit" => "/pagination/limit".to_owned(),
+        "/cursor" => "/pagination/skip".to_owned(),
+        "/sort/field/last_verified_at" => "/sort/field".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// The canonical stale notice as the answer's message.
+fn stale_note(result: &Value) -> Option<String> {
+    result["stale"]["message"].as_str().map(|m| {
+        format!(
+            "{m} (last synced {})",
+            result["stale"]["last_synced_at"]
+                .as_str()
+                .unwrap_or("unknown")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_floats_become_integers_and_fractions_stay() {
+        let mut v = json!({"year_min": 2020.0, "pagination": {"limit": 20.0}, "x": [1.5, 3.0]});
+        whole_numbers(&mut v);
+        assert_eq!(
+            v,
+            json!({"year_min": 2020, "pagination": {"limit": 20}, "x": [1.5, 3]})
+        );
+    }
+
+    #[test]
+    fn versions_and_extensions() {
+        let params = |version: Option<&str>, ext: &[&str]| ServiceParameters {
+            version: version.map(str::to_owned),
+            extensions: ext.iter().map(|s| s.to_string()).collect(),
+        };
+        assert!(check_service(&params(None, &[])).is_none());
+        assert!(check_service(&params(Some("1.0"), &[EXTENSION_URI])).is_none());
+        assert_eq!(
+            check_service(&params(Some(""), &[])).map(|r| r.0),
+            Some(-32009)
+        );
+        assert_eq!(
+            check_service(&params(Some("0.3"), &[])).map(|r| r.0),
+            Some(-32009)
+        );
+        let old = "https://autoagentprotocol.org/extensions/aap/v1.1";
+        assert_eq!(
+            check_service(&params(Some("1.0"), &[old])).map(|r| r.0),
+            Some(-32008)
+        );
+        assert!(check_service(&params(Some("1.0"), &[old, EXTENSION_URI])).is_none());
+    }
+}

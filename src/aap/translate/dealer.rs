@@ -1,0 +1,94 @@
+//! `dealer.information` from the canonical `dealership.get`: the dealership
+//! is one AAP rooftop.
+
+use serde_json::{Map, Value, json};
+
+const DAYS: [&str; 7] = [
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// AAP's `DealerInformation` for the canonical profile.
+pub fn answer(profile: &Value) -> Value {
+    let mut rooftop = Map::new();
+    let mut put = |key: &str, value: Option<Value>| {
+        if let Some(value) = value.filter(|v| !v.is_null()) {
+            rooftop.insert(key.to_owned(), value);
+        }
+    };
+    put("name", Some(profile["name"].clone()));
+    put("legal_name", profile.get("legal_name").cloned());
+    put("website", profile.get("website").cloned());
+    put(
+        "geo",
+        profile
+            .get("geo")
+            .map(|g| json!({ "latitude": g["latitude"], "longitude": g["longitude"] })),
+    );
+    let phones: Vec<Value> = list(profile, "phones")
+        .map(|p| json!({ "name": p["name"], "value": p["number"] }))
+        .collect();
+    put("phones", (!phones.is_empty()).then(|| json!(phones)));
+    put("address", Some(address(&profile["address"])));
+    let schedules: Vec<Value> = list(profile, "hours")
+        .map(|h| json!({ "name": h["department"], "value": weekly(&h["weekly"]) }))
+        .collect();
+    put(
+        "schedules",
+        (!schedules.is_empty()).then(|| json!(schedules)),
+    );
+    put("timezone", profile.get("timezone").cloned());
+    put("capabilities", profile.get("capabilities").cloned());
+    json!({ "name": profile["name"], "rooftops": [Value::Object(rooftop)] })
+}
+
+fn list<'a>(profile: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
+    profile[key].as_array().into_iter().flatten()
+}
+
+fn address(canonical: &Value) -> Value {
+    let mut out = Map::new();
+    for (from, to) in [
+        ("line1", "address_line_1"),
+        ("line2", "address_line_2"),
+        ("city", "city"),
+        ("region", "state"),
+        ("postal_code", "zip"),
+        ("country", "country"),
+    ] {
+        if let Some(text) = canonical[from].as_str() {
+            out.insert(to.into(), json!(text));
+        }
+    }
+    Value::Object(out)
+}
+
+/// `"09:00-20:00"` per day as AAP's `{open, close}`, and `null` for a day closed.
+fn weekly(canonical: &Value) -> Value {
+    let mut out = Map::new();
+    for day in DAYS {
+        let hours = canonical[day]
+            .as_str()
+            .and_then(|span| span.split_once('-'))
+            .map(|(open, close)| json!({ "open": open.trim(), "close": close.trim() }));
+        out.insert(day.into(), hours.unwrap_or(Value::Null));
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closed_days_are_null() {
+        let week = weekly(&json!({ "monday": "09:00-18:00" }));
+        assert_eq!(week["monday"], json!({ "open": "09:00", "close": "18:00" }));
+        assert_eq!(week["sunday"], Value::Null);
+    }
+}
