@@ -9,6 +9,8 @@
 
 mod common;
 
+#[path = "aap_door.rs"]
+mod aap_door;
 #[path = "adf_format.rs"]
 mod adf_format;
 #[path = "auth_scoping.rs"]

@@ -409,6 +409,8 @@ async fn call(
         .result
         .map_err(|e| match from_tool_error(&e, pointers) {
             Ok(aap) => Failure::Aap(aap),
+            // Without credentials, a refusal is an invitation to bring some.
+            Err(_) if caller.principal.anonymous => Failure::Auth(AuthRefusal::Unauthorized),
             Err(refusal) => Failure::Auth(refusal),
         })
 }

@@ -154,15 +154,15 @@ fn check_appointment(
     now: chrono::DateTime<Utc>,
     check: &mut Check<'_>,
 ) {
-    // AAP MISSING_REQUIRED_FIELD: the appointment's vehicle is implicit.
+    // AAP's own example of MISSING_REQUIRED_FIELD: the appointment's vehicle is absent.
     if a.appointment_type == AppointmentType::TestDrive && args.vehicle_of_interest.is_none() {
-        check.problems.push(
+        check.problems.push_missing(
             "/vehicle_of_interest",
             "a test drive needs the vehicle_of_interest to drive",
         );
     }
     if a.appointment_type == AppointmentType::TradeIn && args.trade_in.is_none() {
-        check.problems.push(
+        check.problems.push_missing(
             "/trade_in",
             "a trade-in appraisal needs the trade_in vehicle",
         );
