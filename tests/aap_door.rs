@@ -935,4 +935,21 @@ async fn dealer_information_is_the_dealership_profile() {
         json!({ "open": "11:00", "close": "16:00" })
     );
     assert_eq!(rooftop["phones"][0]["value"], "+13035550170");
+    // v1.3's disclosed dealer fees, from the dealership's config, in whole dollars.
+    assert_eq!(
+        rooftop["fees"],
+        json!([{ "name": "Documentation fee", "amount": 499 }])
+    );
+    // demo-cdk discloses none: no fees key (undisclosed), not an empty list (none).
+    let cdk = answered(
+        &send(
+            &bridge,
+            "demo-cdk",
+            Some("demo-token-group"),
+            json!({ "type": "dealer.information.request" }),
+        )
+        .await,
+        Skill::DealerInformation,
+    );
+    assert!(cdk["rooftops"][0].get("fees").is_none(), "{cdk}");
 }

@@ -1271,3 +1271,47 @@ fn unknown_keys_in_quotas_are_refused() {
     assert_eq!(outcome.code, 2, "{outcome:?}");
     assert!(outcome.stderr.contains("ttl"), "{outcome:?}");
 }
+
+#[test]
+fn the_aap_door_and_dealer_fees_are_checked_with_their_paths() {
+    let with = |dealership_lines: &str, aap: &str| {
+        valid_config().replacen(
+            "routes = { inventory = \"feed\" }",
+            &format!("routes = {{ inventory = \"feed\" }}\n{dealership_lines}"),
+            1,
+        ) + aap
+    };
+    let fees = r#"fees = [
+  { name = "Documentation fee", amount = { amount = 49900, currency = "USD" } },
+  { name = "documentation fee", amount = { amount = -1, currency = "CAD" } },
+  { name = " ", amount = { amount = 100, currency = "USD" } },
+]"#;
+    let outcome = check(&with(
+        fees,
+        "\n[aap]\nwell_known = \"acme\"\npublic_url = \"agents.example.com\"\n",
+    ));
+    assert_problems(
+        &outcome,
+        &[
+            ("dealerships[0].fees[1].name", "listed twice"),
+            ("dealerships[0].fees[1].amount.amount", "not be negative"),
+            (
+                "dealerships[0].fees[1].amount.currency",
+                "the dealership's currency, USD",
+            ),
+            ("dealerships[0].fees[2].name", "1-120 characters"),
+            ("aap.public_url", "absolute http or https URL"),
+            ("aap.well_known", "does not have aap = true"),
+        ],
+    );
+    let unknown = check(&with("aap = true", "\n[aap]\nwell_known = \"nobody\"\n"));
+    assert_problems(
+        &unknown,
+        &[("aap.well_known", "no dealership has the id \"nobody\"")],
+    );
+    let fine = check(&with(
+        "aap = true\nfees = []",
+        "\n[aap]\nwell_known = \"acme\"\npublic_url = \"https://agents.example.com\"\n",
+    ));
+    assert_ok(&fine, "1 dealership(s), 1 upstream(s), 1 token(s)");
+}

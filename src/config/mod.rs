@@ -298,6 +298,12 @@ pub struct DealershipConfig {
     pub hours: Vec<Hours>,
     #[serde(default)]
     pub capabilities: Vec<String>,
+    /// The charges the dealership adds to every sale (documentation fee,
+    /// required add-ons), in its currency's minor units: shown to agents as
+    /// already included in every `price`. Leave it out if undisclosed; `[]`
+    /// says there are none.
+    #[serde(default)]
+    pub fees: Option<Vec<crate::model::DealerFee>>,
     /// Let callers without a token read this dealership's profile and inventory
     /// (AAP: inventory search must work anonymously).
     #[serde(default)]

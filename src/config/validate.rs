@@ -174,6 +174,7 @@ impl Config {
                 }
             }
         }
+        validate_fees(path, d, errors);
         for (domain, upstream_id) in &d.routes {
             let at = format!("{path}.routes.{}", domain.as_str());
             match self.upstreams.get(upstream_id) {
@@ -215,6 +216,42 @@ impl Config {
                     ),
                 ));
             }
+        }
+    }
+}
+
+/// A dealership's fees: named (1-120 characters, each name once), not
+/// negative, in the dealership's currency.
+fn validate_fees(path: &str, d: &DealershipConfig, errors: &mut Vec<ConfigError>) {
+    let mut names = BTreeSet::new();
+    for (i, fee) in d.fees.iter().flatten().enumerate() {
+        let at = format!("{path}.fees[{i}]");
+        let name = fee.name.trim();
+        if name.is_empty()
+            || fee.name.chars().count() > 120
+            || fee.name.chars().any(char::is_control)
+        {
+            errors.push(ConfigError::new(
+                format!("{at}.name"),
+                "must be 1-120 characters with no control characters",
+            ));
+        } else if !names.insert(name.to_lowercase()) {
+            errors.push(ConfigError::new(
+                format!("{at}.name"),
+                format!("{name:?} is listed twice"),
+            ));
+        }
+        if fee.amount.amount < 0 {
+            errors.push(ConfigError::new(
+                format!("{at}.amount.amount"),
+                "must not be negative",
+            ));
+        }
+        if fee.amount.currency != d.currency {
+            errors.push(ConfigError::new(
+                format!("{at}.amount.currency"),
+                format!("must be the dealership's currency, {}", d.currency),
+            ));
         }
     }
 }

@@ -18,6 +18,17 @@ pub struct Address {
     pub country: String,
 }
 
+/// A charge the dealership adds to every vehicle it sells (a documentation
+/// fee, a required add-on): disclosed as the dealership's default, never
+/// added to a vehicle's `price`, which includes it already.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DealerFee {
+    /// What the buyer sees, e.g. `Documentation fee`.
+    pub name: String,
+    pub amount: super::Money,
+}
+
 /// Coordinates in decimal degrees.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -115,4 +126,8 @@ pub struct DealershipProfile {
     /// Things shoppers can do here, e.g. `test_drive`, `financing`, `trade_in`, `service`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capabilities: Vec<String>,
+    /// The dealership's mandatory charges, already in every `price`: absent
+    /// when the dealer has not disclosed them, `[]` when there are none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fees: Option<Vec<DealerFee>>,
 }

@@ -12,7 +12,7 @@ pub mod valuation;
 pub mod vehicle;
 pub mod vin;
 
-pub use dealership::{DealershipProfile, Domain};
+pub use dealership::{DealerFee, DealershipProfile, Domain};
 pub use mileage::{DistanceUnit, Mileage};
 pub use money::{AmountUnit, Money};
 pub use photos::Photos;

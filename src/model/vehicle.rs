@@ -72,7 +72,8 @@ pub struct Vehicle {
     pub interior_color: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mileage: Option<Mileage>,
-    /// Final out-the-door price (AAP/FTC): the only price that filters and sorting use.
+    /// The advertised price, every mandatory dealer charge and required add-on in it,
+    /// tax and government fees not (AAP v1.3): the only price filters use.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub price: Option<Money>,
     /// Advertised base price before mandatory fees and add-ons.

@@ -464,6 +464,7 @@ fn build_dealership(
         hours: d.hours.clone(),
         domains: routes.keys().copied().collect(),
         capabilities: d.capabilities.clone(),
+        fees: d.fees.clone(),
     };
     Some(Dealership {
         profile,

@@ -37,7 +37,7 @@ use crate::model::Domain;
 
 /// Version of the public tool contract (TOOLSET.md). Bump the major on any
 /// breaking change to names, schemas or error codes.
-pub const TOOLSET_VERSION: &str = "4.1.0";
+pub const TOOLSET_VERSION: &str = "4.2.0";
 
 /// The `_meta` key of a tool definition that holds its canonical name.
 pub const CANONICAL_NAME_META: &str = "io.dms-bridge/canonical_name";

@@ -169,7 +169,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool! {
         name: "inventory.search",
         title: "Search vehicle inventory",
-        description: "Search a dealership's vehicles for sale (never sold ones). Concise records by default; `response_format: detailed` or inventory_get for every field. `price` is the final out-the-door price; money is in minor units (cents). Page with next_cursor.",
+        description: "Search a dealership's vehicles for sale (never sold ones). Concise records by default; `response_format: detailed` or inventory_get for every field. `price` is the advertised price, mandatory dealer fees included; money is in minor units (cents). Page with next_cursor.",
         domain: Some(Domain::Inventory),
         class: ToolClass::Read,
         staff_scope: None,

@@ -3,6 +3,9 @@
 
 use serde_json::{Map, Value, json};
 
+use super::vehicle::whole_dollars;
+use crate::model::Money;
+
 const DAYS: [&str; 7] = [
     "monday",
     "tuesday",
@@ -44,7 +47,23 @@ pub fn answer(profile: &Value) -> Value {
     );
     put("timezone", profile.get("timezone").cloned());
     put("capabilities", profile.get("capabilities").cloned());
+    put("fees", profile.get("fees").and_then(fees));
     json!({ "name": profile["name"], "rooftops": [Value::Object(rooftop)] })
+}
+
+/// The dealership's fees in whole dollars (`[]` stays `[]`: none, as
+/// disclosed). AAP reads the list as complete, so a fee with no AAP form
+/// (another currency) leaves the whole list out: undisclosed.
+fn fees(canonical: &Value) -> Option<Value> {
+    let fees: Option<Vec<Value>> = canonical
+        .as_array()?
+        .iter()
+        .map(|fee| {
+            let money = serde_json::from_value::<Money>(fee["amount"].clone()).ok()?;
+            Some(json!({ "name": fee["name"], "amount": whole_dollars(&money)? }))
+        })
+        .collect();
+    fees.map(Value::from)
 }
 
 fn list<'a>(profile: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {

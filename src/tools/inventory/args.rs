@@ -148,7 +148,7 @@ pub struct VehicleSummary<'a> {
     pub exterior_color: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mileage: Option<Mileage>,
-    /// Final out-the-door price.
+    /// The advertised price, mandatory dealer charges included.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub price: Option<&'a Money>,
     #[serde(skip_serializing_if = "Option::is_none")]
