@@ -21,14 +21,55 @@ pub struct ServiceParameters {
     pub extensions: Vec<String>,
 }
 
-/// What the HTTP layer sends back.
+/// What the HTTP layer sends back: JSON text.
 #[derive(Debug)]
 pub enum Answer {
     /// A JSON-RPC response (result or error); `activated` says whether the
     /// request activated the AAP extension (echoed in `A2A-Extensions`).
-    Rpc { body: Value, activated: bool },
+    Rpc { body: String, activated: bool },
     /// Authentication is HTTP's business under A2A.
-    Auth(AuthRefusal, Value),
+    Auth(AuthRefusal, String),
+}
+
+/// A successful SendMessage: the AAP answer as JSON text this door made
+/// (an inventory search is ~18 KB of vehicles, rendered once per cached
+/// canonical answer), and the message that goes with it.
+struct Reply {
+    skill: Skill,
+    context_id: String,
+    data: String,
+    note: Option<String>,
+}
+
+impl Reply {
+    /// The JSON-RPC response, put together around the answer's text rather
+    /// than serializing (or validating) it again.
+    fn to_text(&self, id: &Value) -> String {
+        let quoted = |s: &str| Value::from(s).to_string();
+        let mut out = String::with_capacity(self.data.len() + 400);
+        out.push_str(r#"{"jsonrpc":"2.0","id":"#);
+        out.push_str(&id.to_string());
+        out.push_str(r#","result":{"message":{"messageId":"#);
+        out.push_str(&quoted(&uuid::Uuid::new_v4().to_string()));
+        out.push_str(r#","contextId":"#);
+        out.push_str(&quoted(&self.context_id));
+        out.push_str(r#","role":"ROLE_AGENT","parts":[{"data":{"type":"#);
+        out.push_str(&quoted(&self.skill.response_type()));
+        out.push_str(r#","data":"#);
+        out.push_str(&self.data);
+        if let Some(note) = &self.note {
+            out.push_str(r#","message":"#);
+            out.push_str(&quoted(note));
+        }
+        out.push_str(r#"},"mediaType":"#);
+        out.push_str(&quoted(&self.skill.response_media_type()));
+        out.push_str("}]}}}");
+        out
+    }
+}
+
+fn text(value: &Value) -> String {
+    value.to_string()
 }
 
 /// A2A 1.0 methods this door does not carry: AAP replies are messages, with
@@ -55,7 +96,10 @@ pub async fn answer(
     body: &[u8],
 ) -> Answer {
     let activated = service.extensions.iter().any(|e| e == EXTENSION_URI);
-    let rpc = |body| Answer::Rpc { body, activated };
+    let rpc = |body: Value| Answer::Rpc {
+        body: text(&body),
+        activated,
+    };
     let request: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(_) => {
@@ -89,7 +133,10 @@ pub async fn answer(
         return rpc(unknown_method(&id, method));
     }
     match send_message(gateway, caller, dealership, &request["params"]).await {
-        Ok(result) => rpc(json!({ "jsonrpc": "2.0", "id": id, "result": result })),
+        Ok(reply) => Answer::Rpc {
+            body: reply.to_text(&id),
+            activated,
+        },
         Err(Failure::Aap(e)) => rpc(json!({ "jsonrpc": "2.0", "id": id, "error": e.to_jsonrpc() })),
         Err(Failure::Rpc(code, message, reason)) => rpc(a2a_error(&id, code, &message, reason)),
         Err(Failure::Auth(refusal)) => {
@@ -99,7 +146,10 @@ pub async fn answer(
                 }
                 AuthRefusal::Forbidden(why) => why.clone(),
             };
-            Answer::Auth(refusal, a2a_error(&id, -32000, &message, "UNAUTHENTICATED"))
+            Answer::Auth(
+                refusal,
+                text(&a2a_error(&id, -32000, &message, "UNAUTHENTICATED")),
+            )
         }
     }
 }
@@ -215,7 +265,7 @@ async fn send_message(
     caller: &Caller,
     dealership: &Dealership,
     params: &Value,
-) -> Result<Value, Failure> {
+) -> Result<Reply, Failure> {
     let message = params
         .get("message")
         .filter(|m| m.is_object())
@@ -252,22 +302,18 @@ async fn send_message(
     if !violations.is_empty() {
         return Err(AapError::invalid(violations).into());
     }
-    let (answer, note) = run(gateway, caller, dealership, skill, &data).await?;
-    let mut part = json!({ "type": skill.response_type(), "data": answer });
-    if let Some(note) = note {
-        part["message"] = json!(note);
-    }
-    let context = message
+    let (data, note) = run(gateway, caller, dealership, skill, &data).await?;
+    let context_id = message
         .get("contextId")
         .and_then(Value::as_str)
         .filter(|c| !c.is_empty())
         .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
-    Ok(json!({ "message": {
-        "messageId": uuid::Uuid::new_v4().to_string(),
-        "contextId": context,
-        "role": "ROLE_AGENT",
-        "parts": [{ "data": part, "mediaType": skill.response_media_type() }],
-    } }))
+    Ok(Reply {
+        skill,
+        context_id,
+        data,
+        note,
+    })
 }
 
 /// The skill a data part's `type` asks for, if this dealership offers it.
@@ -350,48 +396,57 @@ async fn run(
     dealership: &Dealership,
     skill: Skill,
     data: &Value,
-) -> Result<(Value, Option<String>), Failure> {
+) -> Result<(String, Option<String>), Failure> {
     let rooftop = dealership.profile.name.as_str();
     let id = dealership.profile.id.as_str();
-    match skill {
+    let (answer, note) = match skill {
         Skill::DealerInformation => {
             let args = Map::from_iter([("dealership_id".to_owned(), json!(id))]);
             let result = call(gateway, caller, skill, args, same).await?;
-            Ok((dealer::answer(result.value()), None))
+            (Ok(dealer::answer(result.value()).to_string()), None)
         }
         Skill::InventorySearch => {
             let Some(search) = inventory::search(data, dealership, gateway.services()) else {
                 let (skip, limit) = inventory::page(data, gateway.services());
-                return Ok((inventory::nothing_found(skip, limit), None));
+                return raw(inventory::nothing_found(skip, limit), None);
             };
             let result = call(gateway, caller, skill, search.args, search_pointer).await?;
-            let answer =
-                inventory::search_answer(result.value(), search.skip, search.limit, rooftop);
-            Ok((answer, stale_note(result.value())))
+            let (skip, limit) = (search.skip, search.limit);
+            let answer = inventory::search_answer(&result, skip, limit, rooftop);
+            (answer, stale_note(&result))
         }
         Skill::InventoryFacets => {
             let Some(args) = inventory::facets(data, dealership) else {
-                return Ok((json!({}), None));
+                return raw(json!({}), None);
             };
             let result = call(gateway, caller, skill, args, search_pointer).await?;
-            Ok((
-                inventory::facets_answer(result.value(), rooftop),
-                stale_note(result.value()),
-            ))
+            let answer = inventory::facets_answer(result.value(), rooftop);
+            (Ok(answer.to_string()), stale_note(&result))
         }
         Skill::InventoryVehicle => {
             let args = inventory::vehicle(data, dealership);
             let result = call(gateway, caller, skill, args, same).await?;
-            let vehicle = inventory::vehicle_answer(result.value(), rooftop)
-                .ok_or_else(AapError::internal)?;
-            Ok((vehicle, stale_note(result.value())))
+            let answer = inventory::vehicle_answer(result.text(), rooftop);
+            (answer, stale_note(&result))
         }
         Skill::LeadSubmit => {
             let args = lead::request(data, id);
             let result = call(gateway, caller, skill, args, same).await?;
-            Ok(lead::answer(result.value()))
+            let (answer, note) = lead::answer(result.value());
+            (Ok(answer.to_string()), note)
+        }
+    };
+    match answer {
+        Ok(answer) => Ok((answer, note)),
+        Err(e) => {
+            tracing::error!(error = %e, skill = skill.id(), "A canonical answer did not translate to AAP.");
+            Err(AapError::internal().into())
         }
     }
+}
+
+fn raw(answer: Value, note: Option<String>) -> Result<(String, Option<String>), Failure> {
+    Ok((answer.to_string(), note))
 }
 
 async fn call(
@@ -432,8 +487,13 @@ fn search_pointer(pointer: &str) -> String {
     }
 }
 
-/// The canonical stale notice as the answer's message.
-fn stale_note(result: &Value) -> Option<String> {
+/// The canonical stale notice as the answer's message. A JSON string cannot
+/// hold `"stale":` unescaped, so an answer without the notice is not parsed.
+fn stale_note(result: &Payload) -> Option<String> {
+    if !result.text().contains("\"stale\":") {
+        return None;
+    }
+    let result = result.value();
     result["stale"]["message"].as_str().map(|m| {
         format!(
             "{m} (last synced {})",

@@ -22,6 +22,9 @@ struct Serialized {
     quoted: OnceLock<Bytes>,
     /// The estimated tokens of `text` (see `tokens`), counted once per result.
     tokens: OnceLock<usize>,
+    /// The result as the other front door renders it (the AAP door's
+    /// vehicles), made on first use: a cached answer is translated once.
+    rendered: OnceLock<Option<Arc<str>>>,
 }
 
 /// Lends the JSON text to a `Bytes` without copying it.
@@ -41,6 +44,7 @@ impl Payload {
             value: OnceLock::new(),
             quoted: OnceLock::new(),
             tokens: OnceLock::new(),
+            rendered: OnceLock::new(),
         })))
     }
 
@@ -67,6 +71,17 @@ impl Payload {
     /// carry it without a copy.
     pub fn text_bytes(&self) -> Bytes {
         Bytes::from_owner(TextOwner(self.0.clone()))
+    }
+
+    /// The result as the other front door renders it, made by `render` from
+    /// the text on first use and kept with the entry. One rendering per
+    /// payload: a payload is one tool's answer for one dealership, and the
+    /// AAP door renders each tool's answers one way.
+    pub fn rendered(&self, render: impl FnOnce(&str) -> Option<String>) -> Option<Arc<str>> {
+        self.0
+            .rendered
+            .get_or_init(|| render(&self.0.text).map(Arc::from))
+            .clone()
     }
 
     /// The JSON text as a JSON string literal (quoted and escaped), as the MCP

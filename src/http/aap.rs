@@ -151,7 +151,7 @@ async fn send_message(
     let service = service_parameters(request.headers());
     match aap::answer(&door.gateway, &caller, dealership, &service, &body.0).await {
         aap::Answer::Rpc { body, activated } => {
-            let mut response = axum::Json(body).into_response();
+            let mut response = json_response(StatusCode::OK, body);
             if activated {
                 response
                     .headers_mut()
@@ -161,7 +161,7 @@ async fn send_message(
         }
         aap::Answer::Auth(AuthRefusal::Unauthorized, body) => {
             let presented = request.headers().contains_key(header::AUTHORIZATION);
-            let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+            let mut response = json_response(StatusCode::UNAUTHORIZED, body);
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 caller::challenge(&door.gateway, presented),
@@ -169,7 +169,7 @@ async fn send_message(
             response
         }
         aap::Answer::Auth(AuthRefusal::Forbidden(_), body) => {
-            (StatusCode::FORBIDDEN, axum::Json(body)).into_response()
+            json_response(StatusCode::FORBIDDEN, body)
         }
     }
 }
@@ -191,6 +191,19 @@ fn service_parameters(headers: &HeaderMap) -> ServiceParameters {
         version,
         extensions,
     }
+}
+
+/// JSON text already serialized by the door.
+fn json_response(status: StatusCode, body: String) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
 }
 
 fn not_found() -> Response {

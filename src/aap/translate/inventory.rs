@@ -1,9 +1,12 @@
 //! `inventory.search`, `inventory.facets` and `inventory.vehicle` as the
 //! canonical `inventory.search`, `inventory.facets` and `inventory.get`.
 
+use serde::de::Error as _;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::vehicle::{status, to_aap, whole_dollars};
+use super::vehicle::{AapVehicle, status, to_aap, whole_dollars};
+use crate::contract::Payload;
 use crate::model::{Money, Vehicle};
 use crate::tools::inventory::{SearchArgs, cursor_at};
 use crate::tools::{Dealership, Services};
@@ -137,16 +140,41 @@ pub fn search(data: &Value, dealership: &Dealership, services: &Services) -> Opt
     Some(Search { args, skip, limit })
 }
 
-/// AAP's search answer for the canonical one.
-pub fn search_answer(result: &Value, skip: u64, limit: u32, rooftop: &str) -> Value {
-    let vehicles: Vec<Value> = result["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|item| serde_json::from_value::<Vehicle>(item.clone()).ok())
-        .map(|v| to_aap(&v, rooftop))
-        .collect();
-    json!({ "total": result["total"], "skip": skip, "limit": limit, "vehicles": vehicles })
+/// The canonical search page, read straight from its JSON text.
+#[derive(Deserialize)]
+struct Page {
+    items: Vec<Vehicle>,
+    total: u64,
+}
+
+#[derive(Serialize)]
+struct Rendered<'a> {
+    total: u64,
+    vehicles: Vec<AapVehicle<'a>>,
+}
+
+/// AAP's search answer for the canonical one. The vehicles are rendered once
+/// per canonical answer (a cached one is shared by every caller), and the
+/// page's `skip` and `limit` put in front of them.
+pub fn search_answer(
+    canonical: &Payload,
+    skip: u64,
+    limit: u32,
+    rooftop: &str,
+) -> serde_json::Result<String> {
+    let rendered = canonical.rendered(|text| {
+        let page: Page = serde_json::from_str(text).ok()?;
+        let vehicles = page.items.iter().map(|v| to_aap(v, rooftop)).collect();
+        serde_json::to_string(&Rendered {
+            total: page.total,
+            vehicles,
+        })
+        .ok()
+    });
+    let rendered = rendered.ok_or_else(|| serde_json::Error::custom("not a search page"))?;
+    // `rendered` is an object: `{"skip":…,"limit":…,` then its own members.
+    let members = rendered.strip_prefix('{').unwrap_or(&rendered);
+    Ok(format!(r#"{{"skip":{skip},"limit":{limit},{members}"#))
 }
 
 /// An empty search answer, for filters that can match nothing.
@@ -238,8 +266,13 @@ pub fn vehicle(data: &Value, dealership: &Dealership) -> Map<String, Value> {
     args
 }
 
-/// AAP's vehicle answer for the canonical one.
-pub fn vehicle_answer(result: &Value, rooftop: &str) -> Option<Value> {
-    let vehicle: Vehicle = serde_json::from_value(result["vehicle"].clone()).ok()?;
-    Some(to_aap(&vehicle, rooftop))
+#[derive(Deserialize)]
+struct Found {
+    vehicle: Vehicle,
+}
+
+/// AAP's vehicle answer for the canonical one's JSON text.
+pub fn vehicle_answer(canonical: &str, rooftop: &str) -> serde_json::Result<String> {
+    let found: Found = serde_json::from_str(canonical)?;
+    serde_json::to_string(&to_aap(&found.vehicle, rooftop))
 }
