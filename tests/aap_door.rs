@@ -952,4 +952,15 @@ async fn dealer_information_is_the_dealership_profile() {
         Skill::DealerInformation,
     );
     assert!(cdk["rooftops"][0].get("fees").is_none(), "{cdk}");
+    // Each skill call is its canonical tool's call, counted (and audited) under its name.
+    let metrics = common::metrics_text(&bridge).await;
+    let calls = metrics
+        .lines()
+        .find(|l| {
+            l.starts_with("dms_bridge_tool_calls_total{")
+                && l.contains("tool=\"dealership.get\"")
+                && l.contains("outcome=\"ok\"")
+        })
+        .unwrap_or_else(|| panic!("no dealership.get calls in {metrics}"));
+    assert!(calls.ends_with(" 2"), "{calls}");
 }
