@@ -8,6 +8,7 @@
 //! first, and errors are AAP's ([`errors`]).
 
 pub mod card;
+mod dispatch;
 pub mod errors;
 pub mod rpc;
 pub mod schemas;
