@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::schemas::SCHEMA_BASE_URL;
 use super::skill::Skill;
+use super::translate::vehicle::is_web_uri;
 use super::{AAP_VERSION, EXTENSION_URI};
 use crate::gateway::Gateway;
 use crate::tools::Dealership;
@@ -99,7 +100,13 @@ pub fn agent_card(gateway: &Gateway, dealership: &Dealership, base: &str) -> Val
             } },
         },
     });
-    if let Some(website) = &dealership.profile.website {
+    // A2A's provider needs both fields, its URL a URL.
+    if let Some(website) = dealership
+        .profile
+        .website
+        .as_ref()
+        .filter(|w| is_web_uri(w))
+    {
         card["provider"] = json!({
             "organization": dealership.profile.legal_name.as_deref().unwrap_or(name),
             "url": website,

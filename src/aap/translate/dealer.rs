@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::vehicle::whole_dollars;
+use super::vehicle::{is_web_uri, whole_dollars};
 use crate::model::Money;
 
 const DAYS: [&str; 7] = [
@@ -26,7 +26,14 @@ pub fn answer(profile: &Value) -> Value {
     };
     put("name", Some(profile["name"].clone()));
     put("legal_name", profile.get("legal_name").cloned());
-    put("website", profile.get("website").cloned());
+    // AAP's `format: uri`: a website the config gives without its scheme is left out.
+    put(
+        "website",
+        profile["website"]
+            .as_str()
+            .filter(|w| is_web_uri(w))
+            .map(Value::from),
+    );
     put(
         "geo",
         profile
@@ -103,6 +110,31 @@ fn weekly(canonical: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_website_without_its_scheme_is_left_out_and_fees_stay_complete() {
+        let profile = |website: &str, fees: Value| {
+            json!({ "name": "Acme", "address": { "line1": "1 Main", "city": "Austin", "region": "TX", "postal_code": "78701", "country": "US" },
+                    "website": website, "fees": fees })
+        };
+        let usd = json!([{ "name": "Doc", "amount": { "amount": 49950, "currency": "USD" } }]);
+        let info = answer(&profile("www.acme.example", usd.clone()));
+        assert!(info["rooftops"][0].get("website").is_none(), "{info}");
+        assert_eq!(
+            info["rooftops"][0]["fees"],
+            json!([{ "name": "Doc", "amount": 500 }])
+        );
+        let info = answer(&profile("https://www.acme.example", json!([])));
+        assert_eq!(info["rooftops"][0]["website"], "https://www.acme.example");
+        assert_eq!(info["rooftops"][0]["fees"], json!([]), "[] says none");
+        let mixed = json!([{ "name": "Doc", "amount": { "amount": 100, "currency": "USD" } },
+                           { "name": "Levy", "amount": { "amount": 100, "currency": "CAD" } }]);
+        let info = answer(&profile("https://www.acme.example", mixed));
+        assert!(
+            info["rooftops"][0].get("fees").is_none(),
+            "a partial list is not a complete one: {info}"
+        );
+    }
 
     #[test]
     fn closed_days_are_null() {

@@ -215,11 +215,12 @@ pub fn facets_answer(result: &Value, rooftop: &str) -> Value {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|c| {
+        // Only the three statuses for sale exist here; anything else is not counted as one.
+        .filter_map(|c| {
             let value = serde_json::from_value(c["value"].clone())
-                .map(status)
-                .unwrap_or("available");
-            json!({ "value": value, "count": c["count"] })
+                .ok()
+                .map(status)?;
+            Some(json!({ "value": value, "count": c["count"] }))
         })
         .collect();
     out.insert("statuses".into(), json!(statuses));

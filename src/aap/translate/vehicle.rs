@@ -134,7 +134,7 @@ pub fn to_aap<'a>(v: &'a Vehicle, rooftop: &'a str) -> AapVehicle<'a> {
 
 /// An absolute http(s) URI as AAP's `format: uri` reads it: a scheme, a host,
 /// and no character a URI cannot hold (space, quote, angle brackets, …).
-fn is_web_uri(text: &str) -> bool {
+pub fn is_web_uri(text: &str) -> bool {
     let rest = text
         .strip_prefix("https://")
         .or_else(|| text.strip_prefix("http://"));
