@@ -38,8 +38,12 @@ impl Browser {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        // An element looked for waits up to 10 s to appear: a click that submits
+        // a form returns before the page it leads to has loaded (a CI run found
+        // the sign-in page still there when the next page's row was looked for).
         let capabilities = json!({ "capabilities": { "alwaysMatch": {
             "browserName": "chrome",
+            "timeouts": { "implicit": 10_000 },
             "goog:chromeOptions": {
                 "binary": "/usr/bin/chromium",
                 "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1400"]
