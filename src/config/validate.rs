@@ -299,9 +299,5 @@ fn check_vendor_quota(path: &str, resilience: &ResilienceConfig, errors: &mut Ve
 }
 
 fn is_hours_range(s: &str) -> bool {
-    let Some((open, close)) = s.split_once('-') else {
-        return false;
-    };
-    let parse = |t: &str| chrono::NaiveTime::parse_from_str(t.trim(), "%H:%M").ok();
-    matches!((parse(open), parse(close)), (Some(o), Some(c)) if o < c)
+    crate::model::dealership::opening_span(s).is_some()
 }

@@ -143,9 +143,7 @@ fn day_range(week: &Hours, day: chrono::Weekday) -> Option<(NaiveTime, NaiveTime
         chrono::Weekday::Sat => Weekday::Saturday,
         chrono::Weekday::Sun => Weekday::Sunday,
     };
-    let (open, close) = week.weekly.get(&day)?.split_once('-')?;
-    let parse = |t: &str| NaiveTime::parse_from_str(t.trim(), "%H:%M").ok();
-    Some((parse(open)?, parse(close)?))
+    week.on(day)
 }
 
 /// RFC 3339 in the dealership's local offset, e.g. `2026-05-03T11:00:00-05:00`.

@@ -1,5 +1,6 @@
 //! A dealership's public profile, from configuration (never from a caller).
 
+use chrono::NaiveTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +56,22 @@ pub struct Hours {
     pub department: String,
     /// Local opening hours per day, `"09:00-19:00"`, keyed `monday`..`sunday`.
     pub weekly: std::collections::BTreeMap<Weekday, String>,
+}
+
+impl Hours {
+    /// When the department opens and closes on `day`; `None` when closed.
+    pub fn on(&self, day: Weekday) -> Option<(NaiveTime, NaiveTime)> {
+        opening_span(self.weekly.get(&day)?)
+    }
+}
+
+/// A day's `"09:00-19:00"` (a one-digit hour reads too) as opening and
+/// closing times, closing after opening; `None` for anything else.
+pub fn opening_span(range: &str) -> Option<(NaiveTime, NaiveTime)> {
+    let (open, close) = range.split_once('-')?;
+    let parse = |t: &str| NaiveTime::parse_from_str(t.trim(), "%H:%M").ok();
+    let (open, close) = (parse(open)?, parse(close)?);
+    (open < close).then_some((open, close))
 }
 
 #[derive(

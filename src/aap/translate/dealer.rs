@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::vehicle::{is_web_uri, whole_dollars};
 use crate::model::Money;
+use crate::model::dealership::opening_span;
 
 const DAYS: [&str; 7] = [
     "monday",
@@ -94,14 +95,17 @@ fn address(canonical: &Value) -> Value {
     Value::Object(out)
 }
 
-/// `"09:00-20:00"` per day as AAP's `{open, close}`, and `null` for a day closed.
+/// `"09:00-20:00"` per day as AAP's `{open, close}` (two-digit hours, as AAP's
+/// pattern wants; the config also takes `9:00`), and `null` for a day closed.
 fn weekly(canonical: &Value) -> Value {
     let mut out = Map::new();
     for day in DAYS {
         let hours = canonical[day]
             .as_str()
-            .and_then(|span| span.split_once('-'))
-            .map(|(open, close)| json!({ "open": open.trim(), "close": close.trim() }));
+            .and_then(opening_span)
+            .map(|(open, close)| {
+                json!({ "open": open.format("%H:%M").to_string(), "close": close.format("%H:%M").to_string() })
+            });
         out.insert(day.into(), hours.unwrap_or(Value::Null));
     }
     Value::Object(out)
@@ -138,8 +142,13 @@ mod tests {
 
     #[test]
     fn closed_days_are_null() {
-        let week = weekly(&json!({ "monday": "09:00-18:00" }));
+        let week = weekly(&json!({ "monday": "09:00-18:00", "tuesday": "9:00-17:30" }));
         assert_eq!(week["monday"], json!({ "open": "09:00", "close": "18:00" }));
+        // The config takes a one-digit hour; AAP's pattern wants two.
+        assert_eq!(
+            week["tuesday"],
+            json!({ "open": "09:00", "close": "17:30" })
+        );
         assert_eq!(week["sunday"], Value::Null);
     }
 }
