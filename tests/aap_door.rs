@@ -638,15 +638,16 @@ async fn the_negatives_get_aap_errors_and_nothing_is_lost_or_leaked() {
                 .starts_with("Bearer")
         );
     }
-    // Without a token, demo-cdk's inventory is not public.
-    let (status, _, _) = post(
-        &bridge,
-        "demo-cdk",
-        None,
-        &envelope(&json!({ "type": "inventory.search.request" })),
-    )
-    .await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    // Without a token, demo-cdk's inventory is not public: not even a search
+    // whose filters can match nothing (it runs through the pipeline all the same).
+    for data in [
+        json!({ "type": "inventory.search.request" }),
+        json!({ "type": "inventory.search.request", "filters": { "vehicle_type": ["motorcycle"] } }),
+        json!({ "type": "inventory.facets.request", "filters": { "dc_fast_charge": true } }),
+    ] {
+        let (status, _, _) = post(&bridge, "demo-cdk", None, &envelope(&data)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{data}");
+    }
     // An unconsented channel.
     let mut sms = lead("sms@example.com", "k3");
     sms["customer"]["phone"] = json!("+13035550123");

@@ -216,20 +216,21 @@ async fn run(
             (Ok(dealer::answer(result.value()).to_string()), None)
         }
         Skill::InventorySearch => {
-            let Some(search) = inventory::search(data, dealership, gateway.services()) else {
-                let (skip, limit) = inventory::page(data, gateway.services());
-                return raw(inventory::nothing_found(skip, limit), None);
-            };
-            let result = call(gateway, caller, skill, search.args, search_pointer).await?;
+            let search = inventory::search(data, dealership, gateway.services());
             let (skip, limit) = (search.skip, search.limit);
+            let result = call(gateway, caller, skill, search.args, search_pointer).await?;
+            if !search.possible {
+                return raw(inventory::nothing_found(skip, limit), None);
+            }
             let answer = inventory::search_answer(&result, skip, limit, rooftop);
             (answer, stale_note(&result))
         }
         Skill::InventoryFacets => {
-            let Some(args) = inventory::facets(data, dealership) else {
-                return raw(json!({}), None);
-            };
+            let (args, possible) = inventory::facets(data, dealership);
             let result = call(gateway, caller, skill, args, search_pointer).await?;
+            if !possible {
+                return raw(json!({}), None);
+            }
             let answer = inventory::facets_answer(result.value(), rooftop);
             (Ok(answer.to_string()), stale_note(&result))
         }

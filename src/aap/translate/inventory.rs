@@ -41,11 +41,11 @@ const UNCARRIED: &[&str] = &[
     "displacement_cc_max",
 ];
 
-/// The canonical filters for AAP's, or `None` when they can match no unit.
-pub fn filters(aap: Option<&Value>, dealership: &Dealership) -> Option<Value> {
+/// The canonical filters for AAP's, and whether they can match any unit at all.
+pub fn filters(aap: Option<&Value>, dealership: &Dealership) -> (Value, bool) {
     let mut out = Map::new();
     let Some(aap) = aap.and_then(Value::as_object) else {
-        return Some(Value::Object(out));
+        return (Value::Object(out), true);
     };
     for name in SAME_NAME {
         if let Some(v) = aap.get(*name) {
@@ -84,7 +84,7 @@ pub fn filters(aap: Option<&Value>, dealership: &Dealership) -> Option<Value> {
     let possible = any_of("vehicle_type", "car")
         && any_of("rooftops", &dealership.profile.name)
         && UNCARRIED.iter().all(|name| !aap.contains_key(*name));
-    possible.then_some(Value::Object(out))
+    (Value::Object(out), possible)
 }
 
 /// AAP's sort field under its canonical name.
@@ -100,13 +100,17 @@ fn sort(aap: Option<&Value>) -> Option<Value> {
 /// What an AAP search is on the canonical tool.
 pub struct Search {
     pub args: Map<String, Value>,
+    /// False when AAP's filters can match no unit here: the canonical call
+    /// still runs (scoping, quotas and audit are the pipeline's), and the
+    /// answer is empty.
+    pub possible: bool,
     pub skip: u64,
     pub limit: u32,
 }
 
 /// AAP's `skip` and the page size used: the asked `limit` within the
 /// operator's `limits.max_limit` (AAP: the answer echoes the effective one).
-pub fn page(data: &Value, services: &Services) -> (u64, u32) {
+fn page(data: &Value, services: &Services) -> (u64, u32) {
     let max = services.limits.max_limit;
     let limit = data["pagination"]["limit"]
         .as_u64()
@@ -117,9 +121,9 @@ pub fn page(data: &Value, services: &Services) -> (u64, u32) {
     (data["pagination"]["skip"].as_u64().unwrap_or(0), limit)
 }
 
-/// The canonical search for an AAP one, or `None` when nothing can match.
-pub fn search(data: &Value, dealership: &Dealership, services: &Services) -> Option<Search> {
-    let filters = filters(data.get("filters"), dealership)?;
+/// The canonical search for an AAP one.
+pub fn search(data: &Value, dealership: &Dealership, services: &Services) -> Search {
+    let (filters, possible) = filters(data.get("filters"), dealership);
     let (skip, limit) = page(data, services);
     let mut args = Map::new();
     args.insert("dealership_id".into(), json!(dealership.profile.id));
@@ -137,7 +141,12 @@ pub fn search(data: &Value, dealership: &Dealership, services: &Services) -> Opt
             json!(cursor_at(&services.cursors, &parsed, skip)),
         );
     }
-    Some(Search { args, skip, limit })
+    Search {
+        args,
+        possible,
+        skip,
+        limit,
+    }
 }
 
 /// The canonical search page, read straight from its JSON text.
@@ -182,13 +191,14 @@ pub fn nothing_found(skip: u64, limit: u32) -> Value {
     json!({ "total": 0, "skip": skip, "limit": limit, "vehicles": [] })
 }
 
-/// The canonical facets call for an AAP one, or `None` when nothing can match.
-pub fn facets(data: &Value, dealership: &Dealership) -> Option<Map<String, Value>> {
-    let filters = filters(data.get("filters"), dealership)?;
+/// The canonical facets call for an AAP one, and whether its filters can
+/// match any unit (if not, the call still runs and the answer is empty).
+pub fn facets(data: &Value, dealership: &Dealership) -> (Map<String, Value>, bool) {
+    let (filters, possible) = filters(data.get("filters"), dealership);
     let mut args = Map::new();
     args.insert("dealership_id".into(), json!(dealership.profile.id));
     args.insert("filters".into(), filters);
-    Some(args)
+    (args, possible)
 }
 
 /// AAP's facets for the canonical ones.
