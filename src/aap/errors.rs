@@ -58,11 +58,8 @@ impl AapError {
         } else {
             "SCHEMA_VALIDATION_FAILED"
         };
-        let message = match violations.len() {
-            1 => "The request has 1 problem; see details.errors.".to_owned(),
-            n => format!("The request has {n} problems; see details.errors."),
-        };
-        Self::new(code, message).with_details(json!({ "errors": violations }))
+        Self::new(code, problems_message(violations.len()))
+            .with_details(json!({ "errors": violations }))
     }
 
     pub fn internal() -> Self {
@@ -129,10 +126,7 @@ pub fn from_tool_error(
     match error.code {
         ErrorCode::RequestInvalidArguments => {
             let errors = problems_as_errors(details, code, &pointers);
-            aap.message = match errors.len() {
-                1 => "The request has 1 problem; see details.errors.".to_owned(),
-                n => format!("The request has {n} problems; see details.errors."),
-            };
+            aap.message = problems_message(errors.len());
             aap.details = Some(json!({ "errors": errors }));
         }
         ErrorCode::LeadsInvalidConsent | ErrorCode::LeadsConsentRequired => {
@@ -158,6 +152,14 @@ pub fn from_tool_error(
         _ => {}
     }
     Ok(aap)
+}
+
+/// The message of an answer listing `n` problems in `details.errors`.
+fn problems_message(n: usize) -> String {
+    match n {
+        1 => "The request has 1 problem; see details.errors.".to_owned(),
+        n => format!("The request has {n} problems; see details.errors."),
+    }
 }
 
 fn known_code(code: &str) -> Option<&'static str> {
