@@ -41,11 +41,7 @@ use serde_json::{Value, json};
 const KEY: &str = "3131313131313131313131313131313131313131313131313131313131313131";
 
 async fn accepting_crm() -> String {
-    let app = axum::Router::new().fallback(|| async { "ok" });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}/adf")
+    support::crm(axum::Router::new().fallback(|| async { "ok" })).await
 }
 
 fn config(crm: &str, store: &str, sealed: bool) -> String {
@@ -54,6 +50,7 @@ fn config(crm: &str, store: &str, sealed: bool) -> String {
     } else {
         String::new()
     };
+    let dealership = support::bench_dealership(crm);
     format!(
         r#"
 [rate_limits]
@@ -63,24 +60,7 @@ per_class = {{ write = {{ requests = 1000000, per = "1m" }} }}
 [store]
 url = "{store}"
 {encryption}
-[[dealerships]]
-id = "bench"
-name = "Bench Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Austin", region = "TX", postal_code = "78701", country = "US" }}
-routes = {{ leads = "crm" }}
-
-[upstreams.crm]
-kind = "adf_http"
-url = "{crm}"
-timeout = "5s"
-
-[[tokens]]
-name = "bench"
-secret = {{ value = "bench-token" }}
-dealerships = ["bench"]
-scopes = ["amcp:leads:write", "amcp:leads:read"]
-"#
+{dealership}"#
     )
 }
 

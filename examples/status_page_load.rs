@@ -24,15 +24,15 @@ const OPERATOR: &str = "bench-operator-token-0123456789";
 
 /// A CRM intake that answers every lead with 500.
 async fn refusing_crm() -> String {
-    let app = axum::Router::new()
-        .fallback(|| async { (axum::http::StatusCode::INTERNAL_SERVER_ERROR, "down") });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}/adf")
+    support::crm(
+        axum::Router::new()
+            .fallback(|| async { (axum::http::StatusCode::INTERNAL_SERVER_ERROR, "down") }),
+    )
+    .await
 }
 
 fn config(crm: &str, store: &str) -> String {
+    let dealership = support::bench_dealership(crm);
     format!(
         r#"
 [leads]
@@ -44,24 +44,7 @@ url = "{store}"
 [status]
 operator_token = {{ value = "{OPERATOR}" }}
 
-[[dealerships]]
-id = "bench"
-name = "Bench Motors"
-timezone = "America/Chicago"
-address = {{ line1 = "1 Main St", city = "Austin", region = "TX", postal_code = "78701", country = "US" }}
-routes = {{ leads = "crm" }}
-
-[upstreams.crm]
-kind = "adf_http"
-url = "{crm}"
-timeout = "5s"
-
-[[tokens]]
-name = "bench"
-secret = {{ value = "bench-token" }}
-dealerships = ["bench"]
-scopes = ["amcp:leads:write", "amcp:leads:read"]
-"#
+{dealership}"#
     )
 }
 

@@ -36,6 +36,39 @@ pub async fn start_bridge(toml: &str, store: Option<&str>) -> (String, String) {
     (format!("http://{addr}"), config.server.path)
 }
 
+/// A CRM intake served by `app` on a loopback port; its ADF URL.
+pub async fn crm(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}/adf")
+}
+
+/// The examples' dealership `bench`, its CRM at `crm` and the token
+/// `bench-token` (leads write and read), as config TOML.
+pub fn bench_dealership(crm: &str) -> String {
+    format!(
+        r#"[[dealerships]]
+id = "bench"
+name = "Bench Motors"
+timezone = "America/Chicago"
+address = {{ line1 = "1 Main St", city = "Austin", region = "TX", postal_code = "78701", country = "US" }}
+routes = {{ leads = "crm" }}
+
+[upstreams.crm]
+kind = "adf_http"
+url = "{crm}"
+timeout = "5s"
+
+[[tokens]]
+name = "bench"
+secret = {{ value = "bench-token" }}
+dealerships = ["bench"]
+scopes = ["amcp:leads:write", "amcp:leads:read"]
+"#
+    )
+}
+
 /// `tool` called with `args` (an object); its structured answer, or a panic
 /// with the error's text.
 pub async fn call(
