@@ -965,3 +965,18 @@ async fn dealer_information_is_the_dealership_profile() {
         .unwrap_or_else(|| panic!("no dealership.get calls in {metrics}"));
     assert!(calls.ends_with(" 2"), "{calls}");
 }
+
+#[tokio::test]
+async fn with_sign_in_on_a_refused_buyer_agent_gets_the_oauth_challenge() {
+    let (bridge, _auth) = common::demo_signed_in("").await;
+    let (status, headers, _) = post(
+        &bridge,
+        "demo-feed",
+        None,
+        &envelope(&lead("signin@example.com", "k-signin")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let challenge = headers["www-authenticate"].to_str().unwrap();
+    assert!(challenge.contains("resource_metadata=\""), "{challenge}");
+}
