@@ -514,7 +514,10 @@ async fn wait_for_deliveries(store: &sqlx::PgPool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_lose_nothing_double_nothing_and_keep_every_quota_through_kills() {
-    let store_url = postgres::fresh_database().await;
+    // A cluster of its own: the restart below would cut every other test's
+    // connections on the shared one.
+    let cluster = Arc::new(postgres::Cluster::private());
+    let store_url = cluster.fresh_database().await;
     let redis = RedisServer::start();
     let (crm_url, crm) = failing_crm().await;
     let (vendor_url, hits) = start_vendor().await;
@@ -571,7 +574,8 @@ async fn replicas_lose_nothing_double_nothing_and_keep_every_quota_through_kills
     replicas[victim].process =
         Some(start_bridge(&replicas[victim].config, replicas[victim].addr).await);
     tokio::time::sleep(burst() / 5).await;
-    tokio::task::spawn_blocking(postgres::restart_cluster)
+    let restarting = cluster.clone();
+    tokio::task::spawn_blocking(move || restarting.restart())
         .await
         .unwrap();
     for w in workers {

@@ -29,89 +29,131 @@ pub fn selected() -> bool {
     }
 }
 
-struct Cluster {
+/// A running cluster: the one this binary shares, or a private one.
+pub struct Cluster {
     port: u16,
     bin: PathBuf,
+    dir: PathBuf,
     data: PathBuf,
     log: PathBuf,
     options: String,
 }
 
-/// A new, empty database on this binary's cluster, as a store URL.
+/// A new, empty database on this binary's shared cluster, as a store URL.
 pub async fn fresh_database() -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let port = cluster().port;
-    let name = format!("bridge_{}", NEXT.fetch_add(1, Ordering::Relaxed));
-    let admin = format!("postgres://postgres@127.0.0.1:{port}/postgres");
-    let mut conn = sqlx::PgConnection::connect(&admin)
-        .await
-        .unwrap_or_else(|e| panic!("connect to the test cluster: {e}"));
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut conn)
-        .await
-        .unwrap_or_else(|e| panic!("CREATE DATABASE {name}: {e}"));
-    conn.close().await.ok();
-    format!("postgres://postgres@127.0.0.1:{port}/{name}")
+    shared().fresh_database().await
 }
 
-fn cluster() -> &'static Cluster {
+fn shared() -> &'static Cluster {
     static CLUSTER: OnceLock<Cluster> = OnceLock::new();
-    CLUSTER.get_or_init(start_cluster)
+    CLUSTER.get_or_init(Cluster::start)
 }
 
-fn start_cluster() -> Cluster {
-    let bin = server_binaries();
-    let dir = PathBuf::from(run(
-        as_server_user(Command::new("mktemp")).args(["-d", "/tmp/dms-bridge-pg.XXXXXX"])
-    ));
-    let data = dir.join("data");
-    run(as_server_user(Command::new(bin.join("initdb")))
-        .args(["--auth=trust", "--username=postgres", "--no-sync"])
-        .arg("--encoding=UTF8")
-        .arg("-D")
-        .arg(&data));
-    watch_until_exit(&bin, &dir);
-    let port = free_port();
-    // Durability is not under test: no fsync makes every commit cheap.
-    let options = format!(
-        "-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=300 \
-         -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
-        dir.display()
-    );
-    run(as_server_user(Command::new(bin.join("pg_ctl")))
-        .args(["start", "-w", "-t", "60", "-o", &options, "-D"])
-        .arg(&data)
-        .arg("-l")
-        .arg(dir.join("server.log")));
-    Cluster {
-        port,
-        bin,
-        log: dir.join("server.log"),
-        data,
-        options,
+impl Cluster {
+    /// A cluster of its own, for a test that restarts it: restarting the
+    /// shared one would cut the connections of every test running beside it.
+    /// Stopped and removed when dropped (and by its watcher, should the test
+    /// binary die first).
+    pub fn private() -> Cluster {
+        Cluster::start()
+    }
+
+    fn start() -> Cluster {
+        let bin = server_binaries();
+        let dir = PathBuf::from(run(
+            as_server_user(Command::new("mktemp")).args(["-d", "/tmp/dms-bridge-pg.XXXXXX"])
+        ));
+        let data = dir.join("data");
+        run(as_server_user(Command::new(bin.join("initdb")))
+            .args(["--auth=trust", "--username=postgres", "--no-sync"])
+            .arg("--encoding=UTF8")
+            .arg("-D")
+            .arg(&data));
+        watch_until_exit(&bin, &dir);
+        let port = free_port();
+        // Durability is not under test: no fsync makes every commit cheap.
+        let options = format!(
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=300 \
+             -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+            dir.display()
+        );
+        let log = dir.join("server.log");
+        run(as_server_user(Command::new(bin.join("pg_ctl")))
+            .args(["start", "-w", "-t", "60", "-o", &options, "-D"])
+            .arg(&data)
+            .arg("-l")
+            .arg(&log));
+        Cluster {
+            port,
+            bin,
+            dir,
+            data,
+            log,
+            options,
+        }
+    }
+
+    /// A new, empty database on this cluster, as a store URL.
+    pub async fn fresh_database(&self) -> String {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let port = self.port;
+        let name = format!("bridge_{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let admin = format!("postgres://postgres@127.0.0.1:{port}/postgres");
+        let mut conn = sqlx::PgConnection::connect(&admin)
+            .await
+            .unwrap_or_else(|e| panic!("connect to the test cluster: {e}{}", self.log_tail()));
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|e| panic!("CREATE DATABASE {name}: {e}{}", self.log_tail()));
+        conn.close().await.ok();
+        format!("postgres://postgres@127.0.0.1:{port}/{name}")
+    }
+
+    /// Restarts the cluster (a fast shutdown: every connection is cut, as in
+    /// a failover), and returns once it accepts connections again.
+    pub fn restart(&self) {
+        run(as_server_user(Command::new(self.bin.join("pg_ctl")))
+            .args([
+                "restart",
+                "-m",
+                "fast",
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                &self.options,
+                "-D",
+            ])
+            .arg(&self.data)
+            // The server's output goes to its log: a pipe would keep `run` waiting.
+            .arg("-l")
+            .arg(&self.log));
+    }
+
+    /// The server log's last lines, for a failure message.
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+        format!("\nlast lines of {}:\n{tail}", self.log.display())
     }
 }
 
-/// Restarts this binary's cluster (a fast shutdown: every connection is cut,
-/// as in a failover), and returns once it accepts connections again.
-pub fn restart_cluster() {
-    let cluster = cluster();
-    run(as_server_user(Command::new(cluster.bin.join("pg_ctl")))
-        .args([
-            "restart",
-            "-m",
-            "fast",
-            "-w",
-            "-t",
-            "60",
-            "-o",
-            &cluster.options,
-            "-D",
-        ])
-        .arg(&cluster.data)
-        // The server's output goes to its log: a pipe would keep `run` waiting.
-        .arg("-l")
-        .arg(&cluster.log));
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = as_server_user(Command::new(self.bin.join("pg_ctl")))
+            .args(["stop", "-m", "immediate", "-D"])
+            .arg(&self.data)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = as_server_user(Command::new("rm"))
+            .arg("-rf")
+            .arg(&self.dir)
+            .status();
+    }
 }
 
 /// The directory holding `initdb` and `pg_ctl`: on PATH, else the newest

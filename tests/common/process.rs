@@ -30,7 +30,7 @@ pub async fn start_bridge_logging(
     env: &[(&str, &str)],
     log: &std::path::Path,
 ) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
         .args(["serve", "--config"])
         .arg(config)
         .envs(env.iter().copied())
@@ -39,13 +39,13 @@ pub async fn start_bridge_logging(
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    wait_healthy(addr).await;
+    up_or_exited(&mut child, addr).await;
     child
 }
 
 /// Starts `dms-bridge serve --config config` and waits until `addr` answers `/healthz`.
 pub async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dms-bridge"))
         .args(["serve", "--config"])
         .arg(config)
         .env("DMS_BRIDGE_LOG", "error")
@@ -54,8 +54,23 @@ pub async fn start_bridge(config: &std::path::Path, addr: SocketAddr) -> Child {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    wait_healthy(addr).await;
+    up_or_exited(&mut child, addr).await;
     child
+}
+
+/// Waits until `child` answers `/healthz` on `addr`; a child that exits
+/// first (a port taken between `free_addr` and its bind, a bad config) is a
+/// failure at once, with its exit status, not 60 s later.
+async fn up_or_exited(child: &mut Child, addr: SocketAddr) {
+    let waiting = wait_healthy(addr);
+    tokio::pin!(waiting);
+    tokio::select! {
+        () = &mut waiting => {}
+        status = child.wait() => panic!(
+            "the bridge for {addr} exited before answering: {:?} (its stderr says why)",
+            status.map_err(|e| e.to_string())
+        ),
+    }
 }
 
 /// Waits until the bridge at `addr` answers `/healthz` (or panics after 60 s).
