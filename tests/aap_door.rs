@@ -598,6 +598,78 @@ async fn one_lead_across_both_doors() {
 }
 
 #[tokio::test]
+async fn each_call_is_audited_and_counted_under_the_door_it_came_by() {
+    let bridge = demo().await;
+    let search = json!({ "type": "inventory.search.request", "pagination": { "limit": 3 },
+                         "privacy": { "anonymous": true } });
+    answered(
+        &send(&bridge, "demo-feed", None, search).await,
+        Skill::InventorySearch,
+    );
+    let client = connect(&bridge.url, Some("demo-token-group")).await;
+    ok(&call(
+        &client,
+        "inventory.search",
+        json!({ "dealership_id": "demo-feed", "limit": 3 }),
+    )
+    .await);
+    // Refused before any call: a forged token on the AAP door.
+    let (status, _, _) = post(
+        &bridge,
+        "demo-feed",
+        Some("forged-token"),
+        &envelope(&lead("door@example.com", "k-door")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    // The audit writer commits in batches: wait for the three rows.
+    let wanted = [
+        ("aap", "inventory.search", "ok"),
+        ("mcp", "inventory.search", "ok"),
+        ("aap", "front_door", "refused.token_invalid"),
+    ];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let rows = loop {
+        let rows: Vec<(Option<String>, String, String)> = sqlx::query_as(
+            "SELECT door, tool, outcome FROM audit_log WHERE tool IN ('inventory.search', 'front_door')",
+        )
+        .fetch_all(bridge.gateway.store().pool())
+        .await
+        .unwrap();
+        if rows.len() >= wanted.len() || std::time::Instant::now() > deadline {
+            break rows;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    let mut rows: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .map(|(door, tool, outcome)| {
+            (
+                door.as_deref().unwrap_or("-"),
+                tool.as_str(),
+                outcome.as_str(),
+            )
+        })
+        .collect();
+    rows.sort();
+    let mut wanted = wanted.to_vec();
+    wanted.sort();
+    assert_eq!(rows, wanted);
+    // The metrics split each tool's calls by door.
+    let metrics = common::metrics_text(&bridge).await;
+    for door in ["aap", "mcp"] {
+        let series = format!(
+            "dms_bridge_tool_calls_total{{tool=\"inventory.search\",door=\"{door}\",outcome=\"ok\"}} 1"
+        );
+        assert!(
+            metrics.lines().any(|l| l == series),
+            "no {series} in {metrics}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn the_negatives_get_aap_errors_and_nothing_is_lost_or_leaked() {
     let bridge = demo().await;
     let client = connect(&bridge.url, Some("demo-token-group")).await;

@@ -971,6 +971,20 @@ async fn the_audit_trail_lists_tool_calls_and_refused_requests_without_credentia
         .unwrap();
     assert_eq!(refused["principal"], "anonymous");
     assert_eq!(refused["arg_shape"][0], "POST /mcp");
+    // Every row names the door: the call and the four refusals came by MCP.
+    assert!(rows.iter().all(|r| r["door"] == "mcp"), "{jsonl}");
+    let by_door = |door: &str| {
+        run_cli(&[
+            "audit", "--config", config, "--format", "jsonl", "--door", door,
+        ])
+    };
+    assert_eq!(by_door("mcp").1.lines().count(), 5);
+    assert_eq!(by_door("aap").1, "");
+    let (ran, _, err) = by_door("a2a");
+    assert!(
+        !ran && err.contains("\"a2a\" is no door: use mcp, aap or kit"),
+        "{err}"
+    );
 
     let (_, only_refused, _) = run_cli(&[
         "audit",
@@ -997,7 +1011,11 @@ async fn the_audit_trail_lists_tool_calls_and_refused_requests_without_credentia
     let (_, table, _) = run_cli(&["audit", "--config", config, "--dealership", "acme"]);
     let mut lines = table.lines();
     assert!(lines.next().unwrap().starts_with("AT "), "{table}");
-    assert!(lines.next().unwrap().contains("leads.create"), "{table}");
+    let row = lines.next().unwrap();
+    assert!(
+        row.contains("leads.create") && row.contains(" mcp "),
+        "{table}"
+    );
     let (_, future, _) = run_cli(&[
         "audit",
         "--config",

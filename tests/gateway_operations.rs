@@ -512,13 +512,13 @@ async fn metrics_count_calls_by_outcome_and_time_them() {
         let text = response.text().await.unwrap();
         assert!(text.ends_with("# EOF\n"), "OpenMetrics text ends with # EOF:\n{text}");
 
-        assert_eq!(sample(&text, r#"dms_bridge_tool_calls_total{tool="inventory.search",outcome="ok"}"#), 3.0);
+        assert_eq!(sample(&text, r#"dms_bridge_tool_calls_total{tool="inventory.search",door="mcp",outcome="ok"}"#), 3.0);
         assert_eq!(
-            sample(&text, r#"dms_bridge_tool_calls_total{tool="inventory.search",outcome="request.invalid_arguments"}"#),
+            sample(&text, r#"dms_bridge_tool_calls_total{tool="inventory.search",door="mcp",outcome="request.invalid_arguments"}"#),
             1.0
         );
-        assert_eq!(sample(&text, r#"dms_bridge_tool_calls_total{tool="inventory.search",outcome="auth.forbidden"}"#), 1.0);
-        assert_eq!(sample(&text, r#"dms_bridge_tool_calls_total{tool="dealership.list",outcome="ok"}"#), 1.0);
+        assert_eq!(sample(&text, r#"dms_bridge_tool_calls_total{tool="inventory.search",door="mcp",outcome="auth.forbidden"}"#), 1.0);
+        assert_eq!(sample(&text, r#"dms_bridge_tool_calls_total{tool="dealership.list",door="mcp",outcome="ok"}"#), 1.0);
         assert_eq!(sample(&text, r#"dms_bridge_upstream_requests_total{upstream="cdk",outcome="ok"}"#), 3.0);
 
         // The latency histogram: cumulative buckets ending in +Inf, count and sum.

@@ -323,6 +323,7 @@ async fn create(
         principal: principal.clone(),
         client_ip: None,
         trace: TraceContext::generate(),
+        door: dms_bridge::telemetry::door::Door::Mcp,
         progress: None,
         log: None,
     };

@@ -13,6 +13,7 @@ use crate::lifecycle::erase::{Report, erase};
 use crate::runtime::sealing::open_store;
 use crate::store::audit_trail::{self, AuditFilter};
 use crate::store::erasure::{self, Subject};
+use crate::telemetry::door::Door;
 
 /// `dms-bridge erase`.
 #[derive(Debug, Args)]
@@ -55,6 +56,9 @@ pub struct AuditArgs {
     /// A canonical tool name (`leads.create`), or `front_door` for refused requests.
     #[arg(long)]
     tool: Option<String>,
+    /// The front door: `mcp`, `aap` (the Auto Agent Protocol) or `kit`.
+    #[arg(long, value_parser = door_named)]
+    door: Option<Door>,
     /// `ok`, an error code (`auth.forbidden`), or `refused` for every refused request.
     #[arg(long)]
     outcome: Option<String>,
@@ -166,6 +170,7 @@ pub async fn run_audit(args: AuditArgs) -> anyhow::Result<()> {
         dealership: args.dealership,
         principal: args.principal,
         tool: args.tool,
+        door: args.door,
         outcome: args.outcome,
         since: at(args.since),
         until: at(args.until),
@@ -181,6 +186,7 @@ pub async fn run_audit(args: AuditArgs) -> anyhow::Result<()> {
     }
     let mut table = vec![[
         "AT".to_owned(),
+        "DOOR".into(),
         "PRINCIPAL".into(),
         "DEALERSHIP".into(),
         "TOOL".into(),
@@ -191,6 +197,7 @@ pub async fn run_audit(args: AuditArgs) -> anyhow::Result<()> {
     for r in &rows {
         table.push([
             crate::store::ts(r.at),
+            r.door.map_or("-", Door::as_str).to_owned(),
             r.principal.clone(),
             r.dealership.clone().unwrap_or_else(|| "-".into()),
             r.tool.clone(),
@@ -199,7 +206,7 @@ pub async fn run_audit(args: AuditArgs) -> anyhow::Result<()> {
             r.trace_id.clone(),
         ]);
     }
-    let widths: Vec<usize> = (0..7)
+    let widths: Vec<usize> = (0..8)
         .map(|c| {
             table
                 .iter()
@@ -217,6 +224,10 @@ pub async fn run_audit(args: AuditArgs) -> anyhow::Result<()> {
         writeln!(out, "{}", cells.join("  ").trim_end())?;
     }
     Ok(())
+}
+
+fn door_named(name: &str) -> Result<Door, String> {
+    Door::from_name(name).ok_or_else(|| format!("{name:?} is no door: use mcp, aap or kit"))
 }
 
 pub async fn run_keys(action: KeysAction) -> anyhow::Result<()> {

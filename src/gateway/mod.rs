@@ -118,7 +118,13 @@ impl Gateway {
     /// A request refused at the front door, as a security event: counted,
     /// and a row of the audit trail (tool `front_door`, outcome
     /// `refused.<class>`, the method and path in place of the argument shape).
-    pub async fn record_refusal(&self, class: &'static str, principal: Option<&str>, route: &str) {
+    pub async fn record_refusal(
+        &self,
+        class: &'static str,
+        principal: Option<&str>,
+        route: &str,
+        door: Option<crate::telemetry::door::Door>,
+    ) {
         self.metrics()
             .refusals
             .get_or_create(&crate::telemetry::metrics::KindLabel { kind: class })
@@ -130,6 +136,7 @@ impl Gateway {
             .record(crate::store::AuditRecord {
                 at: chrono::Utc::now(),
                 trace_id: crate::telemetry::trace::TraceContext::generate().trace_id,
+                door,
                 principal: principal.unwrap_or("anonymous").to_owned(),
                 dealership: None,
                 tool: "front_door".into(),

@@ -21,6 +21,7 @@ use crate::contract::error::{ErrorCode, Problems, ToolError};
 use crate::model::Domain;
 use crate::store::{AuditRecord, argument_shape};
 use crate::telemetry::client_log::{self, LogSink};
+use crate::telemetry::door::Door;
 use crate::telemetry::metrics::{CacheLabels, RateLimitLabels};
 use crate::telemetry::notices;
 use crate::telemetry::trace::{CURRENT, TraceContext};
@@ -40,6 +41,8 @@ pub struct Caller {
     /// Client address (HTTP), for anonymous quotas.
     pub client_ip: Option<IpAddr>,
     pub trace: TraceContext,
+    /// The front door the call came in by, for the audit record and metrics.
+    pub door: Door,
     /// Where progress reports go, when the client asked for them.
     pub progress: Option<Arc<dyn crate::telemetry::progress::ProgressSink>>,
     /// Where log messages go, when the client set a log level.
@@ -105,9 +108,10 @@ impl Gateway {
             .await;
         let elapsed = started.elapsed();
         let outcome = result.as_ref().err().map_or("ok", |e| e.code.as_str());
-        self.metrics().record_call(tool.name(), outcome, elapsed);
+        self.metrics()
+            .record_call(tool.name(), caller.door.as_str(), outcome, elapsed);
         span.in_scope(|| {
-            tracing::info!(principal = %caller.principal.name, dealership = facts.dealership.as_deref(), outcome,
+            tracing::info!(door = caller.door.as_str(), principal = %caller.principal.name, dealership = facts.dealership.as_deref(), outcome,
                 cache_hit = facts.cache.is_some_and(|c| c.hit), latency_us = elapsed.as_micros() as u64, "Tool call.");
         });
         if let Some(audit) = &self.inner.audit {
@@ -115,6 +119,7 @@ impl Gateway {
                 .record(AuditRecord {
                     at: Utc::now(),
                     trace_id: caller.trace.trace_id.clone(),
+                    door: Some(caller.door),
                     principal: caller.principal.name.to_string(),
                     dealership: facts.dealership.clone(),
                     tool: tool.name().to_owned(),

@@ -14,11 +14,13 @@ use axum::routing::get;
 
 use super::caller::{self, AuthState};
 use super::front::{self, McpFront, ReadBody};
+use super::refusals;
 use crate::aap::errors::AuthRefusal;
 use crate::aap::{self, EXTENSION_URI, ServiceParameters};
 use crate::config::AapConfig;
 use crate::gateway::{Caller, Gateway};
 use crate::mcp::HttpCaller;
+use crate::telemetry::door::Door;
 use crate::telemetry::trace::TraceContext;
 use crate::tools::Dealership;
 
@@ -26,7 +28,7 @@ use crate::tools::Dealership;
 const CARD_MAX_AGE: &str = "public, max-age=300";
 
 #[derive(Clone)]
-struct Door {
+struct AapRoutes {
     gateway: Gateway,
     config: Arc<AapConfig>,
 }
@@ -41,7 +43,7 @@ pub(super) fn routes(
     if !gateway.dealerships().any(|d| d.aap) {
         return None;
     }
-    let door = Door {
+    let door = AapRoutes {
         gateway,
         config: Arc::new(config),
     };
@@ -60,13 +62,17 @@ pub(super) fn routes(
         )
         .route("/.well-known/agent-card.json", get(well_known_card))
         .with_state(door);
-    Some(endpoint.merge(cards).layer(middleware::from_fn_with_state(
+    let routes = endpoint.merge(cards).layer(middleware::from_fn_with_state(
         front,
         front::check_host_and_origin,
+    ));
+    Some(routes.layer(middleware::map_response_with_state(
+        Door::Aap,
+        refusals::mark_door,
     )))
 }
 
-impl Door {
+impl AapRoutes {
     fn dealership(&self, id: &str) -> Option<&Dealership> {
         self.gateway.dealership(id).filter(|d| d.aap)
     }
@@ -112,14 +118,14 @@ impl Door {
 }
 
 async fn dealership_card(
-    State(door): State<Door>,
+    State(door): State<AapRoutes>,
     Path(dealership): Path<String>,
     headers: HeaderMap,
 ) -> Response {
     door.card(&dealership, &headers)
 }
 
-async fn well_known_card(State(door): State<Door>, headers: HeaderMap) -> Response {
+async fn well_known_card(State(door): State<AapRoutes>, headers: HeaderMap) -> Response {
     match door.config.well_known.clone() {
         Some(id) => door.card(&id, &headers),
         None => not_found(),
@@ -127,7 +133,7 @@ async fn well_known_card(State(door): State<Door>, headers: HeaderMap) -> Respon
 }
 
 async fn send_message(
-    State(door): State<Door>,
+    State(door): State<AapRoutes>,
     Path(dealership_id): Path<String>,
     request: Request,
 ) -> Response {
@@ -145,6 +151,7 @@ async fn send_message(
         principal: http.principal,
         client_ip: http.client_ip,
         trace: http.trace.unwrap_or_else(TraceContext::generate),
+        door: Door::Aap,
         progress: None,
         log: None,
     };

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::HttpSettings;
 use super::front::{self, McpFront};
+use crate::telemetry::door::Door;
 
 /// Whether clients of the revisions before 2026-07-28 (the `initialize`
 /// era) get a session. 2026-07-28 requests are always served statelessly.
@@ -137,6 +138,10 @@ impl McpEndpoint {
         let mcp = mcp.layer(middleware::from_fn_with_state(
             front.clone(),
             front::check_host_and_origin,
+        ));
+        let mcp = mcp.layer(middleware::map_response_with_state(
+            Door::Mcp,
+            super::refusals::mark_door,
         ));
         let others = others.layer(middleware::from_fn_with_state(front, front::check_host));
         others

@@ -11,6 +11,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use crate::gateway::Gateway;
+use crate::telemetry::door::Door;
 
 /// The reason class a refusal names on its response, and the principal it
 /// refused, if known (a token without a scope, say).
@@ -18,6 +19,14 @@ use crate::gateway::Gateway;
 pub struct Refused {
     pub class: &'static str,
     pub principal: Option<String>,
+}
+
+/// Marks each answer of a door's routes with that door, so that a refusal is
+/// recorded with the door it was refused at (the MCP path is configurable:
+/// the router knows its door, the path does not tell).
+pub async fn mark_door(State(door): State<Door>, mut response: Response) -> Response {
+    response.extensions_mut().insert(door);
+    response
 }
 
 /// `response`, marked as a refusal of class `class`.
@@ -58,12 +67,18 @@ pub async fn record(State(gateway): State<Gateway>, request: Request, next: Next
     if let Some(refused) = refused {
         tracing::info!(
             class = refused.class,
+            door = response.extensions().get::<Door>().map(|d| d.as_str()),
             route,
             principal = refused.principal.as_deref(),
             "Refused a request at the front door."
         );
         gateway
-            .record_refusal(refused.class, refused.principal.as_deref(), &route)
+            .record_refusal(
+                refused.class,
+                refused.principal.as_deref(),
+                &route,
+                response.extensions().get::<Door>().copied(),
+            )
             .await;
     }
     response

@@ -20,6 +20,7 @@ use crate::contract::Principal;
 use crate::gateway::{Caller, Gateway};
 use crate::model::Domain;
 use crate::runtime::{self, Started};
+use crate::telemetry::door::Door;
 use crate::telemetry::trace::TraceContext;
 
 /// Why the bridge under test could not be set up.
@@ -323,6 +324,7 @@ impl Bridge {
             principal: self.principal.clone(),
             client_ip: None,
             trace: TraceContext::generate(),
+            door: Door::Kit,
             progress: None,
             log: None,
         };

@@ -37,6 +37,7 @@ use crate::contract::{Principal, Scope};
 use crate::gateway::cache::CacheInfo;
 use crate::gateway::{Answer, CallError, CallOutcome, Caller, Gateway};
 use crate::store::subscriptions as store_subscriptions;
+use crate::telemetry::door::Door;
 use crate::telemetry::trace::TraceContext;
 use crate::tools::{TOOLSET_VERSION, ToolId};
 use splice::SpliceSlot;
@@ -132,6 +133,7 @@ impl McpServer {
                 principal: principal.clone(),
                 client_ip: None,
                 trace: from_meta.unwrap_or_else(TraceContext::generate),
+                door: Door::Mcp,
                 progress: progress::sink(ctx),
                 log: None,
             });
@@ -148,6 +150,7 @@ impl McpServer {
             principal: http.principal,
             client_ip: http.client_ip,
             trace,
+            door: Door::Mcp,
             progress: progress::sink(ctx),
             log: None,
         })

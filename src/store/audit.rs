@@ -12,12 +12,13 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Store;
+use crate::telemetry::door::Door;
 use crate::telemetry::metrics::Metrics;
 
 const CHANNEL: usize = 8192;
 const BATCH: usize = 256;
 /// Values per audit row.
-const COLUMNS: usize = 10;
+const COLUMNS: usize = 11;
 /// How long the writer waits for a batch to fill once its first record is in.
 /// Under load this turns hundreds of small commits a second (each a WAL
 /// append, each a new statement of its own length) into a few full ones; a
@@ -30,6 +31,9 @@ const LINGER: Duration = Duration::from_millis(25);
 pub struct AuditRecord {
     pub at: DateTime<Utc>,
     pub trace_id: String,
+    /// The door the call came in by; for a refusal, the door it was refused
+    /// at (`None` on routes that are no agent's door, and on older rows).
+    pub door: Option<Door>,
     pub principal: String,
     pub dealership: Option<String>,
     pub tool: String,
@@ -132,7 +136,7 @@ async fn flush(store: &Store, batch: &mut Vec<AuditRecord>, metrics: &Metrics) {
     batch.clear();
 }
 
-/// One multi-row INSERT (256 rows × 10 values stays far below SQLite's and
+/// One multi-row INSERT (256 rows × 11 values stays far below SQLite's and
 /// PostgreSQL's bound parameter limits). A single statement, not a `BEGIN … COMMIT` around one
 /// statement per row: with the explicit transaction, a connection of the
 /// running bridge sometimes kept SQLite's write lock after the batch, and a
@@ -141,7 +145,7 @@ async fn insert(store: &Store, batch: &[AuditRecord]) -> Result<(), sqlx::Error>
     let _turn = store.write_turn().await;
     // Only numbered placeholders are spliced in; every value is bound.
     let sql = format!(
-        "INSERT INTO audit_log (at, trace_id, principal, dealership, tool, adapter, outcome, latency_us, cache_hit, arg_shape) VALUES {}",
+        "INSERT INTO audit_log (at, trace_id, door, principal, dealership, tool, adapter, outcome, latency_us, cache_hit, arg_shape) VALUES {}",
         super::value_rows(batch.len(), COLUMNS)
     );
     let mut query = sqlx::query(AssertSqlSafe(sql));
@@ -149,6 +153,7 @@ async fn insert(store: &Store, batch: &[AuditRecord]) -> Result<(), sqlx::Error>
         query = query
             .bind(r.at.to_rfc3339_opts(SecondsFormat::Micros, true))
             .bind(r.trace_id.as_str())
+            .bind(r.door.map(Door::as_str))
             .bind(r.principal.as_str())
             .bind(r.dealership.as_deref())
             .bind(r.tool.as_str())
@@ -205,6 +210,7 @@ mod tests {
         AuditRecord {
             at: Utc::now(),
             trace_id: format!("{n:032x}"),
+            door: Some(Door::Mcp),
             principal: "p".into(),
             dealership: Some("d".into()),
             tool: "inventory.search".into(),

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row};
 
 use super::{AuditRecord, Store, StoreError};
+use crate::telemetry::door::Door;
 
 /// Which rows to read. Every filter is optional; times are RFC 3339.
 #[derive(Debug, Clone, Default)]
@@ -12,6 +13,7 @@ pub struct AuditFilter {
     pub dealership: Option<String>,
     pub principal: Option<String>,
     pub tool: Option<String>,
+    pub door: Option<Door>,
     /// `ok`, an error code, or `refused` for every front-door refusal.
     pub outcome: Option<String>,
     pub since: Option<String>,
@@ -31,6 +33,7 @@ pub async fn read(store: &Store, f: &AuditFilter) -> Result<Vec<AuditRecord>, St
     add("dealership = ?", &f.dealership);
     add("principal = ?", &f.principal);
     add("tool = ?", &f.tool);
+    add("door = ?", &f.door.map(|d| d.as_str().to_owned()));
     let refused = f.outcome.as_deref() == Some("refused");
     add("outcome = ?", if refused { &None } else { &f.outcome });
     add("at >= ?", &f.since);
@@ -45,7 +48,7 @@ pub async fn read(store: &Store, f: &AuditFilter) -> Result<Vec<AuditRecord>, St
     };
     // Only fixed clauses and placeholders are spliced in; every value is bound.
     let sql = format!(
-        "SELECT at, trace_id, principal, dealership, tool, adapter, outcome, latency_us,
+        "SELECT at, trace_id, door, principal, dealership, tool, adapter, outcome, latency_us,
              cache_hit, arg_shape
          FROM (SELECT * FROM audit_log{filter} ORDER BY at DESC, id DESC LIMIT {}) newest
          ORDER BY at, id",
@@ -65,6 +68,10 @@ pub async fn read(store: &Store, f: &AuditFilter) -> Result<Vec<AuditRecord>, St
                     .map_err(|e| StoreError::Encode(format!("audit_log.at {at:?}: {e}")))?
                     .with_timezone(&Utc),
                 trace_id: r.try_get("trace_id")?,
+                door: r
+                    .try_get::<Option<String>, _>("door")?
+                    .as_deref()
+                    .and_then(Door::from_name),
                 principal: r.try_get("principal")?,
                 dealership: r.try_get("dealership")?,
                 tool: r.try_get("tool")?,

@@ -15,7 +15,7 @@ use sqlx::migrate::{Migration, MigrationType, Migrator};
 use super::StoreDialect;
 
 /// Every migration, oldest first, as `NNNN_description` (the file name).
-const NAMES: [&str; 19] = [
+const NAMES: [&str; 20] = [
     "0001_audit",
     "0002_leads",
     "0003_service_bookings",
@@ -35,6 +35,7 @@ const NAMES: [&str; 19] = [
     "0017_resource_subscriptions",
     "0018_lead_crm_statuses",
     "0019_customer_data_lifecycle",
+    "0020_audit_door",
 ];
 
 macro_rules! files {
@@ -154,12 +155,18 @@ macro_rules! files {
                 $dir,
                 "/0019_customer_data_lifecycle.sql"
             )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/migrations/",
+                $dir,
+                "/0020_audit_door.sql"
+            )),
         ]
     };
 }
 
-const SQLITE: [&str; 19] = files!("sqlite");
-const POSTGRES: [&str; 19] = files!("postgres");
+const SQLITE: [&str; 20] = files!("sqlite");
+const POSTGRES: [&str; 20] = files!("postgres");
 
 /// The migrator for `dialect`'s schema.
 pub fn migrator(dialect: StoreDialect) -> Migrator {

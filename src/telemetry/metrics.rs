@@ -16,6 +16,8 @@ use super::process::ProcessCollector;
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct CallLabels {
     pub tool: &'static str,
+    /// The front door: `mcp`, `aap` or `kit`.
+    pub door: &'static str,
     /// `ok` or the error code.
     pub outcome: &'static str,
 }
@@ -232,7 +234,7 @@ impl Metrics {
         );
         registry.register(
             "tool_calls",
-            "Tool calls by tool and outcome (ok or error code)",
+            "Tool calls by tool, front door (mcp, aap, kit) and outcome (ok or error code)",
             calls.clone(),
         );
         registry.register(
@@ -363,6 +365,7 @@ impl Metrics {
                 &self.calls,
                 &CallLabels {
                     tool,
+                    door: "mcp",
                     outcome: "ok",
                 },
             );
@@ -462,9 +465,19 @@ impl Metrics {
         }
     }
 
-    pub fn record_call(&self, tool: &'static str, outcome: &'static str, elapsed: Duration) {
+    pub fn record_call(
+        &self,
+        tool: &'static str,
+        door: &'static str,
+        outcome: &'static str,
+        elapsed: Duration,
+    ) {
         self.calls
-            .get_or_create(&CallLabels { tool, outcome })
+            .get_or_create(&CallLabels {
+                tool,
+                door,
+                outcome,
+            })
             .inc();
         self.call_duration
             .get_or_create(&ToolLabels { tool })

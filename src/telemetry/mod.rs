@@ -4,6 +4,7 @@
 //! else of the crate, so adapters, the store and the pipeline all report here.
 
 pub mod client_log;
+pub mod door;
 pub mod logs;
 pub mod metrics;
 pub mod notices;
