@@ -146,7 +146,7 @@ async fn insert(store: &Store, batch: &[AuditRecord]) -> Result<(), sqlx::Error>
     // Only numbered placeholders are spliced in; every value is bound.
     let sql = format!(
         "INSERT INTO audit_log (at, trace_id, door, principal, dealership, tool, adapter, outcome, latency_us, cache_hit, arg_shape) VALUES {}",
-        super::value_rows(batch.len(), COLUMNS)
+        super::value_rows(store.dialect(), batch.len(), COLUMNS)
     );
     let mut query = sqlx::query(AssertSqlSafe(sql));
     for r in batch {
@@ -261,6 +261,44 @@ mod tests {
         cancel.cancel();
         task.await.unwrap();
         assert_eq!(rows(&store).await, (2 * BATCH + 13) as i64);
+    }
+
+    /// Every value of a full batch lands in its own row and column, in both
+    /// placeholder forms (SQLite binds anonymous ones in order).
+    async fn a_full_batch_reads_back_as_written(store: Store) {
+        let base = DateTime::parse_from_rfc3339("2026-11-28T10:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let written: Vec<AuditRecord> = (0..BATCH)
+            .map(|n| AuditRecord {
+                at: base + chrono::Duration::microseconds(n as i64),
+                trace_id: format!("{n:032x}"),
+                door: [None, Some(Door::Mcp), Some(Door::Aap)][n % 3],
+                principal: format!("p{n}"),
+                dealership: (n % 2 == 0).then(|| format!("d{n}")),
+                tool: format!("tool{n}"),
+                adapter: (n % 5 == 0).then(|| format!("a{n}")),
+                outcome: format!("o{n}"),
+                latency_us: n as u64 * 7,
+                cache_hit: n % 4 == 0,
+                arg_shape: vec![format!("k{n}")],
+            })
+            .collect();
+        insert(&store, &written).await.unwrap();
+        let filter = super::super::audit_trail::AuditFilter {
+            limit: BATCH as u32 * 2,
+            ..Default::default()
+        };
+        let read = super::super::audit_trail::read(&store, &filter)
+            .await
+            .unwrap();
+        let json = |r: &[AuditRecord]| serde_json::to_value(r).unwrap();
+        assert_eq!(json(&read), json(&written));
+    }
+
+    #[tokio::test]
+    async fn a_full_batch_reads_back_as_written_on_sqlite() {
+        a_full_batch_reads_back_as_written(Store::open("sqlite::memory:").await.unwrap()).await;
     }
 
     #[test]

@@ -297,11 +297,23 @@ pub(crate) fn placeholders(first: usize, count: usize) -> String {
         .join(", ")
 }
 
-/// `rows` parenthesised groups of `columns` numbered placeholders, for a
-/// multi-row `VALUES`: `($1, $2), ($3, $4)`.
-pub(crate) fn value_rows(rows: usize, columns: usize) -> String {
+/// `rows` parenthesised groups of `columns` placeholders, for a multi-row
+/// `VALUES` that binds nothing else: `($1, $2), ($3, $4)` for PostgreSQL,
+/// `(?, ?), (?, ?)` for SQLite.
+///
+/// SQLite gets anonymous ones because sqlx asks SQLite each parameter's name
+/// as it binds, and SQLite finds a name by walking the statement's list of
+/// names: with numbered placeholders a statement of n parameters costs n²/2
+/// steps. A full audit batch (256 rows × 11) spent 15 % of a loaded bridge's
+/// CPU in `sqlite3_bind_parameter_name` (BENCHMARKS.md, "The AAP door").
+/// Anonymous parameters have no names, and bind in order.
+pub(crate) fn value_rows(dialect: StoreDialect, rows: usize, columns: usize) -> String {
+    let row = |first: usize| match dialect {
+        StoreDialect::Postgres => placeholders(first, columns),
+        StoreDialect::Sqlite => vec!["?"; columns].join(", "),
+    };
     (0..rows)
-        .map(|row| format!("({})", placeholders(row * columns + 1, columns)))
+        .map(|r| format!("({})", row(r * columns + 1)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -314,7 +326,11 @@ mod tests {
     fn placeholders_are_numbered_from_the_first() {
         assert_eq!(placeholders(3, 3), "$3, $4, $5");
         assert_eq!(placeholders(1, 0), "");
-        assert_eq!(value_rows(2, 2), "($1, $2), ($3, $4)");
+        assert_eq!(
+            value_rows(StoreDialect::Postgres, 2, 2),
+            "($1, $2), ($3, $4)"
+        );
+        assert_eq!(value_rows(StoreDialect::Sqlite, 2, 2), "(?, ?), (?, ?)");
     }
 
     #[test]
