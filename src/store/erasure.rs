@@ -12,7 +12,7 @@ use serde::Serialize;
 use sqlx::AssertSqlSafe;
 
 use super::sealing::{email_material, phone_material};
-use super::{Store, StoreError, placeholders, retention, ts};
+use super::{Store, StoreError, in_list, json_list, placeholders, retention, ts};
 
 /// Who the erasure is for: an e-mail address, a phone number, or both.
 #[derive(Debug, Clone, Default)]
@@ -125,13 +125,13 @@ async fn pending(
     }
     let sql = format!(
         "SELECT lead_id, CASE WHEN lease_until IS NOT NULL AND lease_until > $1 THEN 1 ELSE 0 END
-         FROM lead_deliveries WHERE state = 'pending' AND lead_id IN ({})",
-        placeholders(2, leads.len())
+         FROM lead_deliveries WHERE state = 'pending' AND lead_id {}",
+        in_list(store.dialect(), 2)
     );
-    let mut q = sqlx::query_as(AssertSqlSafe(sql)).bind(ts(Utc::now()));
-    for (id, _) in leads {
-        q = q.bind(id.clone());
-    }
+    let ids: Vec<&str> = leads.iter().map(|(id, _)| id.as_str()).collect();
+    let q = sqlx::query_as(AssertSqlSafe(sql))
+        .bind(ts(Utc::now()))
+        .bind(json_list(&ids));
     let rows: Vec<(String, i64)> = q.fetch_all(store.pool()).await?;
     let (leased, queued): (Vec<_>, Vec<_>) = rows.into_iter().partition(|(_, l)| *l == 1);
     Ok((
@@ -154,29 +154,26 @@ pub async fn erase(
     let tx = &mut write.tx;
     if !found.leads.is_empty() {
         let ids: Vec<&String> = found.leads.iter().map(|(id, _)| id).collect();
-        let marks = placeholders(1, ids.len());
+        let list = in_list(store.dialect(), 1);
         for (kind, table) in [
             ("consent_grants", "lead_submissions"),
             ("lead_deliveries", "lead_deliveries"),
         ] {
-            let sql = format!("SELECT COUNT(*) FROM {table} WHERE lead_id IN ({marks})");
-            let mut q = sqlx::query_scalar(AssertSqlSafe(sql));
-            for id in &ids {
-                q = q.bind(id.as_str());
-            }
+            let sql = format!("SELECT COUNT(*) FROM {table} WHERE lead_id {list}");
+            let q = sqlx::query_scalar(AssertSqlSafe(sql)).bind(json_list(&ids));
             let n: i64 = q.fetch_one(&mut **tx).await?;
             erased.insert(kind, u64::try_from(n).unwrap_or_default());
         }
         let events = format!(
-            "SELECT COUNT(*) FROM events WHERE resource_kind = 'lead' AND resource_id IN ({marks})"
+            "SELECT COUNT(*) FROM events WHERE resource_kind = 'lead' AND resource_id {list}"
         );
-        let mut q = sqlx::query_scalar(AssertSqlSafe(events));
-        for id in &ids {
-            q = q.bind(id.as_str());
-        }
+        let q = sqlx::query_scalar(AssertSqlSafe(events)).bind(json_list(&ids));
         let n: i64 = q.fetch_one(&mut **tx).await?;
         erased.insert("lead_events", u64::try_from(n).unwrap_or_default());
-        erased.insert("leads", retention::delete_leads(tx, &ids).await?);
+        erased.insert(
+            "leads",
+            retention::delete_leads(tx, store.dialect(), &ids).await?,
+        );
     }
     if !found.bookings.is_empty() {
         erased.insert(

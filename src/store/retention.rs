@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Any, AssertSqlSafe, Transaction};
 
-use super::{Store, StoreError, placeholders, ts};
+use super::{Store, StoreDialect, StoreError, in_list, json_list, ts};
 
 /// Drops the rendered ADF documents of leads delivered before `cutoff` (the
 /// CRM has them); undelivered leads keep theirs for a retry.
@@ -67,7 +67,7 @@ pub async fn minimise_leads(
     let now = ts(Utc::now());
     let mut write = store.write().await?;
     let tx = &mut write.tx;
-    delete_lead_dependents(tx, &ids, false).await?;
+    delete_lead_dependents(tx, store.dialect(), &ids, false).await?;
     let mut done = 0;
     for (lead_id, old, new) in kept {
         done += sqlx::query(
@@ -111,7 +111,7 @@ pub async fn consent_grants(
     }
     let ids: Vec<&String> = ids.iter().collect();
     let mut write = store.write().await?;
-    let done = delete_leads(&mut write.tx, &ids).await?;
+    let done = delete_leads(&mut write.tx, store.dialect(), &ids).await?;
     write.tx.commit().await?;
     Ok(done)
 }
@@ -122,41 +122,36 @@ pub async fn consent_grants(
 /// their own retention or erasure).
 pub(super) async fn delete_leads(
     tx: &mut Transaction<'static, Any>,
+    dialect: StoreDialect,
     ids: &[&String],
 ) -> Result<u64, StoreError> {
-    delete_lead_dependents(tx, ids, true).await?;
-    let marks = placeholders(1, ids.len());
+    delete_lead_dependents(tx, dialect, ids, true).await?;
+    let list = in_list(dialect, 1);
     execute(
         tx,
-        &format!("UPDATE leads SET merged_into = NULL WHERE merged_into IN ({marks})"),
+        &format!("UPDATE leads SET merged_into = NULL WHERE merged_into {list}"),
         ids,
     )
     .await?;
-    execute(
-        tx,
-        &format!("DELETE FROM leads WHERE lead_id IN ({marks})"),
-        ids,
-    )
-    .await
+    execute(tx, &format!("DELETE FROM leads WHERE lead_id {list}"), ids).await
 }
 
 /// Deletes what hangs on the leads `ids` besides the lead rows themselves,
 /// and their submissions when `submissions`.
 async fn delete_lead_dependents(
     tx: &mut Transaction<'static, Any>,
+    dialect: StoreDialect,
     ids: &[&String],
     submissions: bool,
 ) -> Result<(), StoreError> {
-    let marks = placeholders(1, ids.len());
+    let list = in_list(dialect, 1);
     let mut statements = vec![
-        format!("DELETE FROM lead_deliveries WHERE lead_id IN ({marks})"),
-        format!("DELETE FROM lead_crm_statuses WHERE lead_id IN ({marks})"),
-        format!("DELETE FROM events WHERE resource_kind = 'lead' AND resource_id IN ({marks})"),
+        format!("DELETE FROM lead_deliveries WHERE lead_id {list}"),
+        format!("DELETE FROM lead_crm_statuses WHERE lead_id {list}"),
+        format!("DELETE FROM events WHERE resource_kind = 'lead' AND resource_id {list}"),
     ];
     if submissions {
-        statements.push(format!(
-            "DELETE FROM lead_submissions WHERE lead_id IN ({marks})"
-        ));
+        statements.push(format!("DELETE FROM lead_submissions WHERE lead_id {list}"));
     }
     for sql in statements {
         execute(tx, &sql, ids).await?;
@@ -164,17 +159,14 @@ async fn delete_lead_dependents(
     Ok(())
 }
 
-/// Runs `sql`, whose placeholders `$1…$n` are `ids`.
+/// Runs `sql`, whose one parameter `$1` is the list `ids` ([`in_list`]).
 pub(super) async fn execute(
     tx: &mut Transaction<'static, Any>,
     sql: &str,
     ids: &[&String],
 ) -> Result<u64, StoreError> {
-    // Only placeholders are spliced into the callers' statements.
-    let mut query = sqlx::query(AssertSqlSafe(sql.to_owned()));
-    for id in ids {
-        query = query.bind(id.as_str());
-    }
+    // Only `in_list`'s fixed text is spliced into the callers' statements.
+    let query = sqlx::query(AssertSqlSafe(sql.to_owned())).bind(json_list(ids));
     Ok(query.execute(&mut **tx).await?.rows_affected())
 }
 
