@@ -1025,17 +1025,18 @@ async fn dealer_information_is_the_dealership_profile() {
         Skill::DealerInformation,
     );
     assert!(cdk["rooftops"][0].get("fees").is_none(), "{cdk}");
-    // Each skill call is its canonical tool's call, counted (and audited) under its name.
+    // Each skill call is its canonical tool's call, counted (and audited) under
+    // its name and the AAP door; the MCP door's series stays at zero.
     let metrics = common::metrics_text(&bridge).await;
-    let calls = metrics
-        .lines()
-        .find(|l| {
-            l.starts_with("dms_bridge_tool_calls_total{")
-                && l.contains("tool=\"dealership.get\"")
-                && l.contains("outcome=\"ok\"")
-        })
-        .unwrap_or_else(|| panic!("no dealership.get calls in {metrics}"));
-    assert!(calls.ends_with(" 2"), "{calls}");
+    let series = |door: &str| {
+        format!(
+            "dms_bridge_tool_calls_total{{tool=\"dealership.get\",door=\"{door}\",outcome=\"ok\"}}"
+        )
+    };
+    for (door, calls) in [("aap", 2), ("mcp", 0)] {
+        let line = format!("{} {calls}", series(door));
+        assert!(metrics.lines().any(|l| l == line), "no {line} in {metrics}");
+    }
 }
 
 #[tokio::test]
