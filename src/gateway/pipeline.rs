@@ -109,7 +109,7 @@ impl Gateway {
         let elapsed = started.elapsed();
         let outcome = result.as_ref().err().map_or("ok", |e| e.code.as_str());
         self.metrics()
-            .record_call(tool.name(), caller.door.as_str(), outcome, elapsed);
+            .record_call(tool.name(), caller.door, outcome, elapsed);
         span.in_scope(|| {
             tracing::info!(door = caller.door.as_str(), principal = %caller.principal.name, dealership = facts.dealership.as_deref(), outcome,
                 cache_hit = facts.cache.is_some_and(|c| c.hit), latency_us = elapsed.as_micros() as u64, "Tool call.");

@@ -11,6 +11,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use super::door::Door;
 use super::process::ProcessCollector;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -365,7 +366,7 @@ impl Metrics {
                 &self.calls,
                 &CallLabels {
                     tool,
-                    door: "mcp",
+                    door: Door::Mcp.as_str(),
                     outcome: "ok",
                 },
             );
@@ -468,14 +469,14 @@ impl Metrics {
     pub fn record_call(
         &self,
         tool: &'static str,
-        door: &'static str,
+        door: Door,
         outcome: &'static str,
         elapsed: Duration,
     ) {
         self.calls
             .get_or_create(&CallLabels {
                 tool,
-                door,
+                door: door.as_str(),
                 outcome,
             })
             .inc();
